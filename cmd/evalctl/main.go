@@ -1,0 +1,148 @@
+// Command evalctl evaluates local coding models: it runs coding cases
+// against a model endpoint in a tool-calling loop inside Docker sandboxes,
+// grades the answers with frozen checks, and pools the results per arm.
+//
+// This file only dispatches: each command lives in its own cmd_*.go file,
+// parses its flags, builds the pieces and calls one Run function. Errors
+// are mapped to exit codes here, in one place: 0 success, 1 the work
+// failed, 2 usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one evalctl subcommand (or a group of them, like "image").
+type command struct {
+	summary string
+	run     func(ctx context.Context, env *env, args []string) error
+}
+
+// env is what a command may touch of the process.
+type env struct {
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// commands is the table of subcommands. Add one line per command.
+var commands = map[string]command{
+	"version":  {"print the evalctl version and build information", cmdVersion},
+	"image":    {"build the sandbox image (image build [--force])", cmdImage},
+	"sandbox":  {"manage sandbox containers (sandbox prune)", cmdSandbox},
+	"report":   {"pool runs per arm with uncertainty (report RUNDIR... [--format table|md|json|csv|html])", cmdReport},
+	"export":   {"write checkable attempts, aggregates and protocol files (export RUNDIR... --out DIR)", cmdExport},
+	"verify":   {"recompute an export's aggregates and check its checksums (verify DIR)", cmdVerify},
+	"screen":   {"throughput screen of server modes (screen --spec FILE | resume RUNDIR | report RUNDIR [--compare A,B])", cmdScreen},
+	"capacity": {"context-capacity probe (capacity --profile P --contexts 196608,225280 | resume | report)", cmdCapacity},
+}
+
+// usageError marks a mistake in how evalctl was called (exit code 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// exitError carries an exit code chosen by a command that has already
+// reported its failure (e.g. "cases check" found an unmet expectation).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(e.stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(e.stderr, "evalctl: unknown command %q; run 'evalctl --help' for the list\n", args[0])
+		return 2
+	}
+	err := cmd.run(ctx, e, args[1:])
+	return exitCode(e.stderr, args[0], err)
+}
+
+// exitCode prints err in one line on stderr and maps it to an exit code.
+func exitCode(stderr io.Writer, name string, err error) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "evalctl %s: %s (see 'evalctl %s --help')\n", name, oneLine(ue.msg), name)
+		return 2
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintf(stderr, "evalctl %s: %s\n", name, oneLine(ee.msg))
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "evalctl %s: %s\n", name, oneLine(err.Error()))
+	return 1
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: evalctl <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'evalctl <command> --help' for a command's flags.")
+}
+
+// newFlags makes a flag set that reports errors instead of exiting, with a
+// usage line naming the command.
+func newFlags(e *env, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "usage: evalctl %s\n\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args, turning flag errors into usage errors (--help is
+// success).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &usageError{err.Error()}
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+// Package runstore keeps everything a run produces on disk: the registered
+// plan, one record per attempt, transcripts, answer snapshots and grades.
+// Records are JSON written atomically; a finished attempt is never rewritten
+// and a grade is never replaced, only added beside others.
+package runstore
+
+import (
+	"time"
+)
+
+// State is where an attempt stands.
+type State string
+
+// Attempt states. Only completed attempts are scored; every other state has
+// null outcomes and null measurements.
+const (
+	Planned     State = "planned"
+	Running     State = "running"
+	Completed   State = "completed"
+	Interrupted State = "interrupted"
+	InfraFailed State = "infra_failed"
+	Cancelled   State = "cancelled"
+)
+
+// Termination says why a turn ended.
+type Termination string
+
+// Turn terminations, as DESIGN.md lists them.
+const (
+	TermCompleted           Termination = "completed"
+	TermWallTimeLimit       Termination = "wall_time_limit"
+	TermGeneratedTokenLimit Termination = "generated_token_limit"
+	TermToolCallLimit       Termination = "tool_call_limit"
+	TermOutputTruncated     Termination = "output_truncated"
+	TermModelError          Termination = "model_error"
+	TermSandboxError        Termination = "sandbox_error"
+)
+
+// SuiteRef names the suite an attempt ran under.
+type SuiteRef struct {
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// Attempt is the record of one (arm, case, repeat).
+type Attempt struct {
+	ID    string `json:"id"`
+	RunID string `json:"run_id"`
+	// Slot is the attempt's place in the realised order of the plan.
+	Slot    int    `json:"slot"`
+	Arm     string `json:"arm"`
+	ArmHash string `json:"arm_hash"`
+	Case    string `json:"case"`
+	// Language of the case; TypeScript attempts also need a passing
+	// typecheck of their own to count as delivered.
+	Language string `json:"language"`
+	Repeat   string `json:"repeat"`
+	Seed     int64  `json:"seed"`
+	State    State  `json:"state"`
+	// ReplacementOf is the id of the infra-failed attempt this one replaces.
+	ReplacementOf  string        `json:"replacement_of,omitempty"`
+	Suite          SuiteRef      `json:"suite"`
+	ImageID        string        `json:"image_id"`
+	EvalctlVersion string        `json:"evalctl_version"`
+	Endpoint       *EndpointInfo `json:"endpoint"`
+	StartedAt      *time.Time    `json:"started_at"`
+	FinishedAt     *time.Time    `json:"finished_at"`
+	// ExpectedTurns is the number of phases of the case.
+	ExpectedTurns int           `json:"expected_turns"`
+	Turns         []Turn        `json:"turns"`
+	Snapshots     []Snapshot    `json:"snapshots"`
+	Measurements  *Measurements `json:"measurements"`
+	// ArmUnchanged is whether the arm the attempt ran under was byte-identical
+	// to the registered one; null when unknown (the attempt never started).
+	ArmUnchanged *bool `json:"arm_unchanged"`
+	// Error explains an infrastructure failure or an interruption.
+	Error string `json:"error,omitempty"`
+}
+
+// EndpointInfo is what the model endpoint said about itself.
+type EndpointInfo struct {
+	BaseURL string `json:"base_url"`
+	Model   string `json:"model"`
+	// Props is the server's /props body (llama-server), raw; null elsewhere.
+	Props map[string]any `json:"props"`
+	// Models is the /v1/models body, raw.
+	Models      map[string]any `json:"models"`
+	BuildInfo   *string        `json:"build_info"`
+	ModelPath   *string        `json:"model_path"`
+	ContextSize *int64         `json:"context_size"`
+}
+
+// Turn is one phase of the conversation, from the user's request to the
+// agent's hand-over or a limit.
+type Turn struct {
+	Phase       int            `json:"phase"`
+	Termination Termination    `json:"termination"`
+	Seconds     float64        `json:"seconds"`
+	ToolCalls   map[string]int `json:"tool_calls"`
+	ToolErrors  int            `json:"tool_errors"`
+	Responses   int            `json:"responses"`
+	// FinishReasons lists each response's finish_reason in order.
+	FinishReasons []string `json:"finish_reasons"`
+	// AgentFinished is true when the model handed over by answering without
+	// tool calls (not stopped by a limit or an error).
+	AgentFinished bool `json:"agent_finished"`
+	// FinalText is true when non-empty text followed the last tool call.
+	FinalText bool `json:"final_text"`
+	// LastTest is the last test run the agent made in its sandbox; null if
+	// it ran none. LastTypecheck likewise for tsc.
+	LastTest      *SelfCheck `json:"last_test"`
+	LastTypecheck *SelfCheck `json:"last_typecheck"`
+	Error         string     `json:"error,omitempty"`
+}
+
+// SelfCheck is a test or typecheck command the agent ran itself.
+type SelfCheck struct {
+	Command  string `json:"command"`
+	ExitCode int    `json:"exit_code"`
+	Passed   bool   `json:"passed"`
+}
+
+// Snapshot is an answer tarball taken at the end of a phase.
+type Snapshot struct {
+	Phase  int    `json:"phase"`
+	File   string `json:"file"`
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+}
+
+// Measurements are the attempt's sums of what the server reported. Fields a
+// server did not report are null, never zero.
+type Measurements struct {
+	NativeOutputTokens int64          `json:"native_output_tokens"`
+	DecodeSeconds      float64        `json:"decode_seconds"`
+	PromptTokens       *int64         `json:"prompt_tokens"`
+	PromptSeconds      *float64       `json:"prompt_seconds"`
+	CachedTokens       *int64         `json:"cached_tokens"`
+	TaskSeconds        float64        `json:"task_seconds"`
+	ToolCalls          int            `json:"tool_calls"`
+	ToolErrors         int            `json:"tool_errors"`
+	Responses          int            `json:"responses"`
+	MaxSequenceTokens  *int64         `json:"max_sequence_tokens"`
+	FinishReasons      map[string]int `json:"finish_reasons"`
+	DraftTokens        *int64         `json:"draft_tokens"`
+	DraftAccepted      *int64         `json:"draft_accepted"`
+	// TimingsSource is "server" when every figure came from server timings,
+	// "client" when the client measured decode time itself, "mixed" otherwise.
+	TimingsSource string `json:"timings_source"`
+}
+
+// Outcome is an attempt's score under one suite version.
+type Outcome struct {
+	Suite        string `json:"suite"`
+	SuiteVersion string `json:"suite_version"`
+	// PhaseSolved holds each phase grade's solved flag in order.
+	PhaseSolved []bool `json:"phase_solved"`
+	Functional  bool   `json:"functional"`
+	Delivered   bool   `json:"delivered"`
+}

@@ -1,0 +1,45 @@
+package runstore
+
+import (
+	"github.com/evalctl/evalctl/grader"
+)
+
+// Score computes an attempt's outcome under one suite version from its turns
+// and the grades of its phase snapshots (grades[i] is phase i+1's grade; a
+// phase never reached has no grade). It returns nil for an unscored attempt:
+// unscored means unknown, never a failure.
+//
+// functional = every phase grade solved, the final grade solved, and the arm
+// unchanged during the attempt. delivered = functional, the expected number
+// of turns, and every turn completed normally with non-empty final text and a
+// passing last self-run test (TypeScript: and a passing last typecheck).
+func Score(a *Attempt, grades []*grader.Grade) *Outcome {
+	if a.State != Completed {
+		return nil
+	}
+	o := &Outcome{}
+	allSolved := len(grades) > 0 && len(grades) == a.ExpectedTurns
+	for _, g := range grades {
+		if g == nil {
+			allSolved = false
+			o.PhaseSolved = append(o.PhaseSolved, false)
+			continue
+		}
+		o.Suite, o.SuiteVersion = g.Suite, g.SuiteVersion
+		o.PhaseSolved = append(o.PhaseSolved, g.Solved)
+		allSolved = allSolved && g.Solved
+	}
+	final := len(grades) > 0 && grades[len(grades)-1] != nil && grades[len(grades)-1].Solved
+	armOK := a.ArmUnchanged != nil && *a.ArmUnchanged
+	o.Functional = allSolved && final && armOK
+	o.Delivered = o.Functional && len(a.Turns) == a.ExpectedTurns
+	for _, t := range a.Turns {
+		ok := t.Termination == TermCompleted && t.AgentFinished && t.FinalText &&
+			t.LastTest != nil && t.LastTest.Passed
+		if a.Language == "typescript" {
+			ok = ok && t.LastTypecheck != nil && t.LastTypecheck.Passed
+		}
+		o.Delivered = o.Delivered && ok
+	}
+	return o
+}

@@ -1,0 +1,371 @@
+package runstore
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/evalctl/evalctl/grader"
+)
+
+// Layout of a run directory:
+//
+//	RUNDIR/run.json                                  Run: identity, plan hash
+//	RUNDIR/plan.json                                 the resolved plan as registered
+//	RUNDIR/events.jsonl                              append-only event log
+//	RUNDIR/.lock                                     held by the one runner
+//	RUNDIR/attempts/ID/attempt.json                  Attempt record
+//	RUNDIR/attempts/ID/transcript.jsonl              every request, response, tool call
+//	RUNDIR/attempts/ID/phase-N.tar                   answer snapshot of phase N
+//	RUNDIR/attempts/ID/grades/SUITE@VERSION/phase-N.json   grader.Grade
+const (
+	RunFile        = "run.json"
+	PlanFile       = "plan.json"
+	EventsFile     = "events.jsonl"
+	AttemptsDir    = "attempts"
+	AttemptFile    = "attempt.json"
+	TranscriptFile = "transcript.jsonl"
+	GradesDir      = "grades"
+	lockFile       = ".lock"
+)
+
+// ErrLocked is returned when another process holds the run directory.
+var ErrLocked = errors.New("run directory is in use by another evalctl process")
+
+// Run is the identity of a run, written once at registration.
+type Run struct {
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	// PlanSHA256 is the SHA-256 of plan.json as written.
+	PlanSHA256     string   `json:"plan_sha256"`
+	Suite          SuiteRef `json:"suite"`
+	ImageID        string   `json:"image_id"`
+	EvalctlVersion string   `json:"evalctl_version"`
+	// Kind is "cohort" or "screen".
+	Kind string `json:"kind"`
+}
+
+// Store is an open run directory.
+type Store struct {
+	Dir  string
+	mu   sync.Mutex
+	lock *flock.Flock
+}
+
+// Open opens an existing run directory without locking it (readers: report,
+// export, regrade).
+func Open(dir string) (*Store, error) {
+	if _, err := os.Stat(filepath.Join(dir, RunFile)); err != nil {
+		return nil, fmt.Errorf("open run %s: not a run directory (no %s): %w", dir, RunFile, err)
+	}
+	return &Store{Dir: dir}, nil
+}
+
+// Create makes a new run directory (which must not exist or be empty).
+func Create(dir string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Join(dir, AttemptsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("create run %s: %w", dir, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, RunFile)); err == nil {
+		return nil, fmt.Errorf("create run %s: already holds a run", dir)
+	}
+	return &Store{Dir: dir}, nil
+}
+
+// Lock takes the run directory's exclusive lock so two runners never write
+// one run. It fails at once with ErrLocked when another process holds it.
+func (s *Store) Lock() error {
+	l := flock.New(filepath.Join(s.Dir, lockFile))
+	ok, err := l.TryLock()
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", s.Dir, err)
+	}
+	if !ok {
+		return fmt.Errorf("lock %s: %w", s.Dir, ErrLocked)
+	}
+	s.lock = l
+	return nil
+}
+
+// Unlock releases the lock taken by Lock.
+func (s *Store) Unlock() error {
+	if s.lock == nil {
+		return nil
+	}
+	return s.lock.Unlock()
+}
+
+// Path joins elements under the run directory.
+func (s *Store) Path(elem ...string) string {
+	return filepath.Join(append([]string{s.Dir}, elem...)...)
+}
+
+// WriteRun writes run.json.
+func (s *Store) WriteRun(r *Run) error { return WriteJSON(s.Path(RunFile), r) }
+
+// ReadRun reads run.json.
+func (s *Store) ReadRun() (*Run, error) {
+	var r Run
+	if err := ReadJSON(s.Path(RunFile), &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// AttemptDir is the directory of one attempt.
+func (s *Store) AttemptDir(id string) string { return s.Path(AttemptsDir, id) }
+
+// WriteAttempt writes an attempt record atomically.
+func (s *Store) WriteAttempt(a *Attempt) error {
+	if err := os.MkdirAll(s.AttemptDir(a.ID), 0o755); err != nil {
+		return err
+	}
+	return WriteJSON(filepath.Join(s.AttemptDir(a.ID), AttemptFile), a)
+}
+
+// Attempts reads every attempt record, ordered by slot and then by start
+// time (a replacement after its predecessor).
+func (s *Store) Attempts() ([]*Attempt, error) {
+	entries, err := os.ReadDir(s.Path(AttemptsDir))
+	if err != nil {
+		return nil, fmt.Errorf("read attempts of %s: %w", s.Dir, err)
+	}
+	var out []*Attempt
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		var a Attempt
+		if err := ReadJSON(filepath.Join(s.AttemptDir(e.Name()), AttemptFile), &a); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue // created, never recorded: nothing to lose
+			}
+			return nil, err
+		}
+		out = append(out, &a)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Slot != out[j].Slot {
+			return out[i].Slot < out[j].Slot
+		}
+		return out[i].ID < out[j].ID // UUIDv7: creation order
+	})
+	return out, nil
+}
+
+// SnapshotPath is where phase n's answer tarball of an attempt lives.
+func (s *Store) SnapshotPath(attemptID string, phase int) string {
+	return filepath.Join(s.AttemptDir(attemptID), fmt.Sprintf("phase-%d.tar", phase))
+}
+
+// GradePath is where a grade of one phase under one suite id lives.
+func (s *Store) GradePath(attemptID, suiteID string, phase int) string {
+	return filepath.Join(s.AttemptDir(attemptID), GradesDir, suiteID, fmt.Sprintf("phase-%d.json", phase))
+}
+
+// WriteGrade stores a grade. It refuses to replace an existing one: grades
+// are added beside each other, never rewritten.
+func (s *Store) WriteGrade(attemptID string, g *grader.Grade) error {
+	p := s.GradePath(attemptID, g.Suite+"@"+g.SuiteVersion, g.Phase)
+	if _, err := os.Stat(p); err == nil {
+		return fmt.Errorf("write grade %s: %w", p, os.ErrExist)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return WriteJSON(p, g)
+}
+
+// Grades returns the grades of an attempt under suiteID ("name@version"),
+// index i holding phase i+1 (nil where a phase has no grade).
+func (s *Store) Grades(a *Attempt, suiteID string) ([]*grader.Grade, error) {
+	var out []*grader.Grade
+	for _, snap := range a.Snapshots {
+		var g grader.Grade
+		err := ReadJSON(s.GradePath(a.ID, suiteID, snap.Phase), &g)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			out = append(out, nil)
+		case err != nil:
+			return nil, err
+		default:
+			out = append(out, &g)
+		}
+	}
+	return out, nil
+}
+
+// SuiteIDs lists the suite versions an attempt has grades under.
+func (s *Store) SuiteIDs(attemptID string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(s.AttemptDir(attemptID), GradesDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.IsDir() {
+			ids = append(ids, e.Name())
+		}
+	}
+	return ids, nil
+}
+
+// Event is one line of the append-only event log.
+type Event struct {
+	Time    time.Time `json:"time"`
+	Kind    string    `json:"kind"`
+	Attempt string    `json:"attempt,omitempty"`
+	Detail  string    `json:"detail,omitempty"`
+}
+
+// AppendEvent appends one event to events.jsonl and syncs it.
+func (s *Store) AppendEvent(e Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(s.Path(EventsFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("event log: %w", err)
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("event log: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("event log: %w", err)
+	}
+	return f.Close()
+}
+
+// Events reads the event log; a torn last line (a crash mid-write) is
+// ignored.
+func (s *Store) Events() ([]Event, error) {
+	f, err := os.Open(s.Path(EventsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var e Event
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out, sc.Err()
+}
+
+// WriteJSON marshals v (indented) and writes it atomically.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return WriteFileAtomic(path, append(data, '\n'), 0o644)
+}
+
+// ReadJSON reads and unmarshals a JSON file, naming the file in errors.
+func ReadJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteFileAtomic writes data to a temporary file in path's directory,
+// fsyncs it, renames it over path and fsyncs the directory, so that a crash
+// leaves either the old file or the new one, never a torn one.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return WriteAtomic(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteAtomic is WriteFileAtomic for content produced by fill.
+func WriteAtomic(path string, perm os.FileMode, fill func(io.Writer) error) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := fill(f); err != nil {
+		return fail(err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// FileSHA256 returns the hex SHA-256 of a file's content.
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hash %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// IsRunDir reports whether dir looks like a run directory.
+func IsRunDir(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, RunFile))
+	return err == nil && !strings.HasPrefix(filepath.Base(dir), ".")
+}

@@ -1,0 +1,425 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+)
+
+// Role says what a container is for. A grader container is always fresh:
+// the agent's container is never reused for grading.
+type Role string
+
+// Roles of a container.
+const (
+	RoleAgent  Role = "agent"
+	RoleGrader Role = "grader"
+	RoleBench  Role = "bench"
+	RoleTest   Role = "test"
+)
+
+// Limits bound what one container may use.
+type Limits struct {
+	// MemoryBytes is the memory limit (swap is not allowed on top).
+	MemoryBytes int64
+	// CPUs is the number of CPUs the container may use (fractions allowed).
+	CPUs float64
+	// PIDs bounds the number of processes (fork bombs stop here).
+	PIDs int64
+	// TmpBytes is the size of the /tmp tmpfs.
+	TmpBytes int64
+}
+
+// DefaultLimits are sensible limits for one attempt on a small machine.
+var DefaultLimits = Limits{MemoryBytes: 2 << 30, CPUs: 2, PIDs: 512, TmpBytes: 512 << 20}
+
+// Spec describes a container to start.
+type Spec struct {
+	// Image is the sandbox image reference or ID.
+	Image string
+	Role  Role
+	// Run and Attempt label the container so leaked ones can be pruned.
+	Run, Attempt string
+	// Limits default to DefaultLimits field by field when zero.
+	Limits Limits
+	// Env is added to every command's environment.
+	Env []string
+}
+
+// Container is a started sandbox container. Its methods are safe for
+// concurrent use.
+type Container struct {
+	ID     string
+	engine *Engine
+	// cond guards removed and oomKills.
+	mu       sync.Mutex
+	removed  bool
+	oomKills int
+}
+
+// Start creates and starts a container for spec. If ctx is cancelled while
+// the container lives, the container is removed: a caller that gives up can
+// never leak one.
+func (e *Engine) Start(ctx context.Context, spec Spec) (*Container, error) {
+	lim := spec.Limits
+	if lim.MemoryBytes == 0 {
+		lim.MemoryBytes = DefaultLimits.MemoryBytes
+	}
+	if lim.CPUs == 0 {
+		lim.CPUs = DefaultLimits.CPUs
+	}
+	if lim.PIDs == 0 {
+		lim.PIDs = DefaultLimits.PIDs
+	}
+	if lim.TmpBytes == 0 {
+		lim.TmpBytes = DefaultLimits.TmpBytes
+	}
+	labels := map[string]string{LabelManaged: "1", LabelRole: string(spec.Role)}
+	if spec.Run != "" {
+		labels[LabelRun] = spec.Run
+	}
+	if spec.Attempt != "" {
+		labels[LabelAttempt] = spec.Attempt
+	}
+	pids := lim.PIDs
+	init := true
+	cfg := &container.Config{
+		Image:           spec.Image,
+		User:            keeperUser,
+		Cmd:             []string{"sleep", "infinity"},
+		WorkingDir:      "/workspace",
+		Env:             spec.Env,
+		Labels:          labels,
+		NetworkDisabled: true,
+		Volumes:         map[string]struct{}{"/workspace": {}},
+	}
+	host := &container.HostConfig{
+		NetworkMode:    "none",
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		ReadonlyRootfs: true,
+		Init:           &init,
+		Tmpfs:          map[string]string{"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=1777", lim.TmpBytes)},
+		Resources: container.Resources{
+			Memory:     lim.MemoryBytes,
+			MemorySwap: lim.MemoryBytes,
+			NanoCPUs:   int64(lim.CPUs * 1e9),
+			PidsLimit:  &pids,
+		},
+		Mounts: []mount.Mount{},
+	}
+	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	created, err := e.cli.ContainerCreate(cctx, cfg, host, nil, nil, "")
+	if err != nil {
+		if client.IsErrNotFound(err) {
+			return nil, fmt.Errorf("create %s container: image %q not found: build it with 'evalctl image build': %w", spec.Role, spec.Image, err)
+		}
+		return nil, fmt.Errorf("create %s container: %w", spec.Role, err)
+	}
+	c := &Container{ID: created.ID, engine: e}
+	if err := e.cli.ContainerStart(cctx, created.ID, container.StartOptions{}); err != nil {
+		c.Remove(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("start %s container: %w", spec.Role, err)
+	}
+	// Removal on cancellation: the caller's context owns the container.
+	go func() {
+		<-ctx.Done()
+		c.Remove(context.WithoutCancel(ctx))
+	}()
+	return c, nil
+}
+
+// Short is the container ID's first 12 characters, as docker prints it.
+func (c *Container) Short() string { return c.ID[:12] }
+
+// Remove force-removes the container and its /workspace volume. It is
+// idempotent.
+func (c *Container) Remove(ctx context.Context) error {
+	c.mu.Lock()
+	if c.removed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.removed = true
+	c.mu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	err := c.engine.cli.ContainerRemove(rctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !client.IsErrNotFound(err) {
+		return fmt.Errorf("remove container %s: %w", c.Short(), err)
+	}
+	return nil
+}
+
+// DefaultMaxOutput caps each captured stream of a command.
+const DefaultMaxOutput = 1 << 20
+
+// TruncationMark is appended to a captured stream that hit its cap.
+const TruncationMark = "\n[... output truncated by evalctl ...]\n"
+
+// ExecOptions configure one command.
+type ExecOptions struct {
+	// Timeout bounds the command; zero means one minute.
+	Timeout time.Duration
+	// Dir is the working directory; empty means /workspace.
+	Dir string
+	// Env is added to the container's environment.
+	Env []string
+	// Stdin, when set, is copied to the command's standard input.
+	Stdin io.Reader
+	// MaxOutput caps each of stdout and stderr; zero means DefaultMaxOutput.
+	MaxOutput int
+	// User overrides the user (default the image's uid 1000).
+	User string
+}
+
+// ExecResult is what a command did. A failing command is a result, not an
+// error; an error from Exec means the sandbox itself failed.
+type ExecResult struct {
+	ExitCode        int
+	Stdout, Stderr  []byte
+	StdoutTruncated bool
+	StderrTruncated bool
+	// StdoutBytes and StderrBytes count everything the command wrote,
+	// including what the caps discarded.
+	StdoutBytes, StderrBytes int64
+	// TimedOut is true when the command overran its timeout and was killed.
+	TimedOut bool
+	// OOMKilled is true when the kernel's OOM killer killed a process of the
+	// container while the command ran.
+	OOMKilled bool
+	Duration  time.Duration
+}
+
+// Exit codes GNU timeout uses for a command it stopped.
+const (
+	exitTimeoutTerm = 124
+	exitKilled      = 137
+)
+
+// killGrace is how long after its timeout a command may take to die before
+// evalctl kills every process of the sandbox user, and then the container.
+const killGrace = 2 * time.Second
+
+// Exec runs cmd in the container under the image's wrapper
+// (/opt/evalctl/exec: timeout(1) in a process group of its own, and the
+// group killed when the command ends), so that a command which overruns is
+// really stopped inside the container (the Engine API cannot kill an exec'd
+// process) and none outlives its exec. If that fails, every process of the
+// command user is killed, and as the last resort the container itself.
+func (c *Container) Exec(ctx context.Context, cmd []string, opt ExecOptions) (*ExecResult, error) {
+	if len(cmd) == 0 {
+		return nil, errors.New("exec: empty command")
+	}
+	timeout := opt.Timeout
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	max := opt.MaxOutput
+	if max <= 0 {
+		max = DefaultMaxOutput
+	}
+	secs := strconv.FormatFloat(timeout.Seconds(), 'f', 3, 64)
+	full := append([]string{"/opt/evalctl/exec", secs}, cmd...)
+	user := opt.User
+	if user == "" {
+		user = commandUser
+	}
+	dir := opt.Dir
+	if dir == "" {
+		dir = "/workspace"
+	}
+	cli := c.engine.cli
+	start := time.Now()
+	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	created, err := cli.ContainerExecCreate(cctx, c.ID, container.ExecOptions{
+		Cmd: full, AttachStdout: true, AttachStderr: true, AttachStdin: opt.Stdin != nil,
+		WorkingDir: dir, Env: opt.Env, User: user,
+	})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("exec %s in %s: %w", cmd[0], c.Short(), err)
+	}
+	resp, err := cli.ContainerExecAttach(cctx, created.ID, container.ExecAttachOptions{})
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("exec %s in %s: attach: %w", cmd[0], c.Short(), err)
+	}
+	defer resp.Close()
+	if opt.Stdin != nil {
+		go func() {
+			io.Copy(resp.Conn, opt.Stdin)
+			resp.CloseWrite()
+		}()
+	}
+	stdout, stderr := &capped{max: max}, &capped{max: max}
+	done := make(chan error, 1)
+	go func() {
+		_, err := stdcopy.StdCopy(stdout, stderr, resp.Reader)
+		done <- err
+	}()
+
+	res := &ExecResult{}
+	deadline := time.NewTimer(timeout + killGrace)
+	defer deadline.Stop()
+	// An orphan that keeps the output pipe open (`sleep 600 &`) would hold
+	// the stream past the command's exit; poll the exec's state to notice.
+	poll := time.NewTicker(250 * time.Millisecond)
+	defer poll.Stop()
+	exitedAt := time.Time{}
+wait:
+	for {
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("exec %s in %s: read output: %w", cmd[0], c.Short(), err)
+			}
+			break wait
+		case <-ctx.Done():
+			c.killUser(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("exec %s in %s: %w", cmd[0], c.Short(), ctx.Err())
+		case <-deadline.C:
+			// timeout(1) should have acted by now; make sure.
+			res.TimedOut = true
+			c.killUser(context.WithoutCancel(ctx))
+			select {
+			case <-done:
+			case <-time.After(killGrace):
+				resp.Close()
+				c.engine.cli.ContainerKill(context.WithoutCancel(ctx), c.ID, "KILL")
+				return nil, fmt.Errorf("exec %s in %s: command outlived its timeout and the kill; container killed", cmd[0], c.Short())
+			}
+			break wait
+		case <-poll.C:
+			ictx, cancel := context.WithTimeout(ctx, apiTimeout)
+			ins, err := cli.ContainerExecInspect(ictx, created.ID)
+			cancel()
+			if err == nil && !ins.Running {
+				if exitedAt.IsZero() {
+					exitedAt = time.Now()
+				} else if time.Since(exitedAt) > 500*time.Millisecond {
+					resp.Close() // orphans hold the pipe; stop reading
+					<-done
+					break wait
+				}
+			}
+		}
+	}
+	res.Duration = time.Since(start)
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiTimeout)
+	ins, err := cli.ContainerExecInspect(ictx, created.ID)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("exec %s in %s: inspect: %w", cmd[0], c.Short(), err)
+	}
+	if ins.Running {
+		// Still running after everything above: only the container's death
+		// can stop it.
+		c.engine.cli.ContainerKill(context.WithoutCancel(ctx), c.ID, "KILL")
+		return nil, fmt.Errorf("exec %s in %s: command could not be stopped; container killed", cmd[0], c.Short())
+	}
+	res.ExitCode = ins.ExitCode
+	if (res.ExitCode == exitTimeoutTerm || res.ExitCode == exitKilled) && res.Duration >= timeout {
+		res.TimedOut = true
+	}
+	res.Stdout, res.StdoutTruncated, res.StdoutBytes = stdout.result()
+	res.Stderr, res.StderrTruncated, res.StderrBytes = stderr.result()
+	if res.ExitCode == exitKilled || res.ExitCode > 128 {
+		res.OOMKilled = c.sawOOMKill(context.WithoutCancel(ctx))
+	}
+	return res, nil
+}
+
+// Users inside the container: commands run as commandUser; PID 1 and its
+// keeper run as keeperUser, so that killing every process of commandUser
+// (kill -9 -1) can never stop the container.
+const (
+	commandUser = "1000:1000"
+	keeperUser  = "65534:65534"
+)
+
+// killUser kills every process of the command user: kill(-1) reaches every
+// process the caller may signal, which is exactly that user's.
+func (c *Container) killUser(ctx context.Context) {
+	kctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ex, err := c.engine.cli.ContainerExecCreate(kctx, c.ID, container.ExecOptions{Cmd: []string{"kill", "-9", "-1"}, User: commandUser})
+	if err != nil {
+		return
+	}
+	c.engine.cli.ContainerExecStart(kctx, ex.ID, container.ExecStartOptions{Detach: true})
+	// Wait briefly for it to run.
+	for i := 0; i < 20; i++ {
+		ins, err := c.engine.cli.ContainerExecInspect(kctx, ex.ID)
+		if err != nil || !ins.Running {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// sawOOMKill reports whether the container's memory cgroup counted a new
+// OOM kill since the last check (cgroup v2 memory.events or v1
+// memory.oom_control, both expose "oom_kill N").
+func (c *Container) sawOOMKill(ctx context.Context) bool {
+	out, err := c.Exec(ctx, []string{"sh", "-c", "cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null"}, ExecOptions{Timeout: 5 * time.Second})
+	if err != nil {
+		return false
+	}
+	n := -1
+	for _, line := range strings.Split(string(out.Stdout), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "oom_kill" {
+			if v, err := strconv.Atoi(f[1]); err == nil {
+				n = v
+			}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n > c.oomKills {
+		c.oomKills = n
+		return true
+	}
+	return false
+}
+
+// capped keeps the first max bytes written to it and counts the rest, so a
+// flood of output costs no memory.
+type capped struct {
+	buf   bytes.Buffer
+	max   int
+	total int64
+}
+
+func (w *capped) Write(p []byte) (int, error) {
+	w.total += int64(len(p))
+	if room := w.max - w.buf.Len(); room > 0 {
+		if len(p) > room {
+			w.buf.Write(p[:room])
+		} else {
+			w.buf.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+func (w *capped) result() ([]byte, bool, int64) {
+	if w.total > int64(w.buf.Len()) {
+		out := append(w.buf.Bytes(), TruncationMark...)
+		return out, true, w.total
+	}
+	return w.buf.Bytes(), false, w.total
+}

@@ -1,0 +1,119 @@
+// Package sandbox runs untrusted candidate code in Docker containers. It is
+// the only package that talks to the Docker Engine: everything else sees
+// containers through its small API (start for a role, exec with a timeout,
+// copy in, snapshot out, remove).
+//
+// Every container runs without network, as uid 1000, with all capabilities
+// dropped, no-new-privileges, a read-only root file system (only /workspace
+// and /tmp are writable) and memory, CPU and PID limits. Containers carry
+// labels so that those a crashed run leaves behind can be found and removed.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+)
+
+// Labels put on every container evalctl starts.
+const (
+	LabelManaged = "io.evalctl.managed"
+	LabelRun     = "io.evalctl.run"
+	LabelAttempt = "io.evalctl.attempt"
+	LabelRole    = "io.evalctl.role"
+)
+
+// ErrNoDaemon means the Docker Engine could not be reached.
+var ErrNoDaemon = errors.New("cannot reach the Docker Engine: start it (e.g. 'systemctl start docker') or set DOCKER_HOST")
+
+// apiTimeout bounds each plain Engine API call (not execs or copies, which
+// have their own limits).
+const apiTimeout = 30 * time.Second
+
+// Engine is a connection to the Docker Engine.
+type Engine struct {
+	cli *client.Client
+}
+
+// Connect opens a connection to the engine named by the environment
+// (DOCKER_HOST etc.), negotiating the API version down to what the engine
+// speaks (our machines run an older engine, API 1.41), and checks that it
+// answers.
+func Connect(ctx context.Context) (*Engine, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(pctx); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("%w (%v)", ErrNoDaemon, err)
+	}
+	cli.NegotiateAPIVersion(pctx)
+	return &Engine{cli: cli}, nil
+}
+
+// Close releases the connection.
+func (e *Engine) Close() error { return e.cli.Close() }
+
+// APIVersion is the negotiated Engine API version.
+func (e *Engine) APIVersion() string { return e.cli.ClientVersion() }
+
+// Prune force-removes every evalctl container matching all the given labels
+// (e.g. {LabelRun: id}); with no labels, every evalctl container. It returns
+// the names of the containers removed.
+func (e *Engine) Prune(ctx context.Context, labels map[string]string) ([]string, error) {
+	args := filters.NewArgs(filters.Arg("label", LabelManaged+"=1"))
+	for k, v := range labels {
+		args.Add("label", k+"="+v)
+	}
+	lctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	list, err := e.cli.ContainerList(lctx, container.ListOptions{All: true, Filters: args})
+	if err != nil {
+		return nil, fmt.Errorf("list evalctl containers: %w", err)
+	}
+	var removed []string
+	var errs []error
+	for _, c := range list {
+		rctx, cancel := context.WithTimeout(ctx, apiTimeout)
+		err := e.cli.ContainerRemove(rctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		cancel()
+		if err != nil && !client.IsErrNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove %s: %w", c.ID[:12], err))
+			continue
+		}
+		name := c.ID[:12]
+		if len(c.Names) > 0 {
+			name = strings.TrimPrefix(c.Names[0], "/")
+		}
+		removed = append(removed, name)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// List returns the IDs of evalctl containers matching all the labels.
+func (e *Engine) List(ctx context.Context, labels map[string]string) ([]string, error) {
+	args := filters.NewArgs(filters.Arg("label", LabelManaged+"=1"))
+	for k, v := range labels {
+		args.Add("label", k+"="+v)
+	}
+	lctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	list, err := e.cli.ContainerList(lctx, container.ListOptions{All: true, Filters: args})
+	if err != nil {
+		return nil, fmt.Errorf("list evalctl containers: %w", err)
+	}
+	ids := make([]string, len(list))
+	for i, c := range list {
+		ids[i] = c.ID
+	}
+	return ids, nil
+}
