@@ -50,6 +50,10 @@ var epoch = time.Unix(0, 0).UTC()
 // uid/gid 1000, modification time zero. The same tree always gives the same
 // bytes, so its SHA-256 identifies an answer.
 func WriteArchive(w io.Writer, entries []Entry) error {
+	return writeArchive(w, entries, ownerUID)
+}
+
+func writeArchive(w io.Writer, entries []Entry, uid int) error {
 	sorted := append([]Entry(nil), entries...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	tw := tar.NewWriter(w)
@@ -57,7 +61,7 @@ func WriteArchive(w io.Writer, entries []Entry) error {
 		if err := validName(e.Name); err != nil {
 			return err
 		}
-		h := &tar.Header{Name: e.Name, Mode: int64(e.Mode.Perm()), Uid: ownerUID, Gid: ownerUID, ModTime: epoch, Format: tar.FormatPAX}
+		h := &tar.Header{Name: e.Name, Mode: int64(e.Mode.Perm()), Uid: uid, Gid: uid, ModTime: epoch, Format: tar.FormatPAX}
 		switch {
 		case e.Mode.IsDir():
 			h.Typeflag, h.Name = tar.TypeDir, e.Name+"/"
@@ -227,6 +231,22 @@ func (s *Snapshot) Entries() ([]Entry, error) { return ReadArchive(bytes.NewRead
 func (c *Container) CopyIn(ctx context.Context, dir string, entries []Entry) error {
 	var buf bytes.Buffer
 	if err := WriteArchive(&buf, entries); err != nil {
+		return err
+	}
+	return c.CopyTar(ctx, dir, &buf)
+}
+
+// CopyInReadOnly extracts entries into dir owned by root with every write
+// permission bit cleared, so the sandbox's commands can read but never
+// change them (frozen checks). dir must be a volume (see Spec.Volumes).
+func (c *Container) CopyInReadOnly(ctx context.Context, dir string, entries []Entry) error {
+	ro := make([]Entry, len(entries))
+	for i, e := range entries {
+		e.Mode &^= 0o222
+		ro[i] = e
+	}
+	var buf bytes.Buffer
+	if err := writeArchive(&buf, ro, 0); err != nil {
 		return err
 	}
 	return c.CopyTar(ctx, dir, &buf)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 )
@@ -55,6 +54,10 @@ type Spec struct {
 	Limits Limits
 	// Env is added to every command's environment.
 	Env []string
+	// Volumes are extra writable directories (besides /workspace and /tmp)
+	// backed by anonymous volumes removed with the container, e.g. /checks
+	// for a grader, filled with root-owned files the commands cannot change.
+	Volumes []string
 }
 
 // Container is a started sandbox container. Its methods are safe for
@@ -62,10 +65,12 @@ type Spec struct {
 type Container struct {
 	ID     string
 	engine *Engine
-	// cond guards removed and oomKills.
+	// mu guards removed and oomKills.
 	mu       sync.Mutex
 	removed  bool
 	oomKills int
+	// stopWatch cancels the removal-on-cancel hook.
+	stopWatch func() bool
 }
 
 // Start creates and starts a container for spec. If ctx is cancelled while
@@ -104,6 +109,9 @@ func (e *Engine) Start(ctx context.Context, spec Spec) (*Container, error) {
 		NetworkDisabled: true,
 		Volumes:         map[string]struct{}{"/workspace": {}},
 	}
+	for _, v := range spec.Volumes {
+		cfg.Volumes[v] = struct{}{}
+	}
 	host := &container.HostConfig{
 		NetworkMode:    "none",
 		CapDrop:        []string{"ALL"},
@@ -117,7 +125,6 @@ func (e *Engine) Start(ctx context.Context, spec Spec) (*Container, error) {
 			NanoCPUs:   int64(lim.CPUs * 1e9),
 			PidsLimit:  &pids,
 		},
-		Mounts: []mount.Mount{},
 	}
 	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
@@ -134,10 +141,7 @@ func (e *Engine) Start(ctx context.Context, spec Spec) (*Container, error) {
 		return nil, fmt.Errorf("start %s container: %w", spec.Role, err)
 	}
 	// Removal on cancellation: the caller's context owns the container.
-	go func() {
-		<-ctx.Done()
-		c.Remove(context.WithoutCancel(ctx))
-	}()
+	c.stopWatch = context.AfterFunc(ctx, func() { c.Remove(context.WithoutCancel(ctx)) })
 	return c, nil
 }
 
@@ -154,6 +158,9 @@ func (c *Container) Remove(ctx context.Context) error {
 	}
 	c.removed = true
 	c.mu.Unlock()
+	if c.stopWatch != nil {
+		c.stopWatch()
+	}
 	rctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	err := c.engine.cli.ContainerRemove(rctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
@@ -349,6 +356,11 @@ const (
 	commandUser = "1000:1000"
 	keeperUser  = "65534:65534"
 )
+
+// KillAll kills every process the sandbox's commands left running (daemons
+// that escaped their command's process group), so the next command starts
+// clean.
+func (c *Container) KillAll(ctx context.Context) { c.killUser(ctx) }
 
 // killUser kills every process of the command user: kill(-1) reaches every
 // process the caller may signal, which is exactly that user's.

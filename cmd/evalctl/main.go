@@ -35,14 +35,17 @@ type env struct {
 
 // commands is the table of subcommands. Add one line per command.
 var commands = map[string]command{
-	"version":  {"print the evalctl version and build information", cmdVersion},
-	"image":    {"build the sandbox image (image build [--force])", cmdImage},
-	"sandbox":  {"manage sandbox containers (sandbox prune)", cmdSandbox},
-	"report":   {"pool runs per arm with uncertainty (report RUNDIR... [--format table|md|json|csv|html])", cmdReport},
-	"export":   {"write checkable attempts, aggregates and protocol files (export RUNDIR... --out DIR)", cmdExport},
-	"verify":   {"recompute an export's aggregates and check its checksums (verify DIR)", cmdVerify},
-	"screen":   {"throughput screen of server modes (screen --spec FILE | resume RUNDIR | report RUNDIR [--compare A,B])", cmdScreen},
-	"capacity": {"context-capacity probe (capacity --profile P --contexts 196608,225280 | resume | report)", cmdCapacity},
+	"version":     {"print the evalctl version and build information", cmdVersion},
+	"image":       {"build the sandbox image (image build [--force])", cmdImage},
+	"sandbox":     {"manage sandbox containers (sandbox prune)", cmdSandbox},
+	"cases":       {"list, fingerprint and check the suite's cases", cmdCases},
+	"run":         {"run a cohort from a plan, or resume one (run --plan FILE | --resume RUNDIR)", cmdRun},
+	"report":      {"pool runs per arm with uncertainty (report RUNDIR... [--format table|md|json|csv|html])", cmdReport},
+	"export":      {"write checkable attempts, aggregates and protocol files (export RUNDIR... --out DIR)", cmdExport},
+	"verify":      {"recompute an export's aggregates and check its checksums (verify DIR)", cmdVerify},
+	"screen":      {"throughput screen of server modes (screen --spec FILE | resume RUNDIR | report RUNDIR [--compare A,B])", cmdScreen},
+	"serve-model": {"run the built-in scripted model server (serve-model [--addr] [--suite DIR])", cmdServeModel},
+	"capacity":    {"context-capacity probe (capacity --profile P --contexts 196608,225280 | resume | report)", cmdCapacity},
 }
 
 // usageError marks a mistake in how evalctl was called (exit code 2).

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Sum ledger amounts per account.
+
+    python3 ledger.py [--by-month] INPUT.csv [OUTPUT.csv]
+
+See CONTRACT.md and CONTRACT-phase2.md. Amounts are handled as integer cents, so any size is exact.
+"""
+import argparse
+import csv
+import datetime
+import io
+import re
+import sys
+
+AMOUNT = re.compile(r"(-?)([0-9]+)(?:\.([0-9]{1,2}))?")
+DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+
+
+class LedgerError(Exception):
+    """An error to report: one stderr line and an exit status."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+def parse_cents(text):
+    """Return the amount in integer cents, or None when text is no amount."""
+    m = AMOUNT.fullmatch(text)
+    if m is None:
+        return None
+    sign, whole, frac = m.groups()
+    cents = int(whole) * 100 + int((frac or "0").ljust(2, "0"))
+    return -cents if sign else cents
+
+
+def parse_month(text):
+    """Return "YYYY-MM" for a valid YYYY-MM-DD calendar date, else None."""
+    try:
+        day = datetime.datetime.strptime(text, "%Y-%m-%d")
+    except ValueError:
+        return None
+    return day.strftime("%Y-%m")
+
+
+def format_cents(cents):
+    sign = "-" if cents < 0 else ""
+    whole, frac = divmod(abs(cents), 100)
+    return f"{sign}{whole}.{frac:02d}"
+
+
+def read_rows(path):
+    """Return the file's lines parsed as CSV rows, or raise LedgerError."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise LedgerError(f"ledger: cannot read {path}: {e.strerror}", 1)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LedgerError(f"ledger: cannot read {path}: not valid UTF-8", 1)
+    return list(csv.reader(io.StringIO(text, newline="")))
+
+
+def totals_of(path, by_month=False):
+    """Totals in cents keyed by (account,), or by (month, account) by month."""
+    rows = read_rows(path)
+    if not rows or not rows[0]:
+        raise LedgerError(f"ledger: {path}:1: missing header", 2)
+    header = rows[0]
+    required = ("account", "amount", "date") if by_month else ("account", "amount")
+    for name in required:
+        if name not in header:
+            raise LedgerError(f"ledger: {path}:1: missing column '{name}'", 2)
+    acc_i, amt_i = header.index("account"), header.index("amount")
+    date_i = header.index("date") if by_month else None
+    totals = {}
+    for n, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise LedgerError(
+                f"ledger: {path}:{n}: expected {len(header)} fields, got {len(row)}", 2)
+        account = row[acc_i].strip()
+        if not account:
+            raise LedgerError(f"ledger: {path}:{n}: empty account", 2)
+        cents = parse_cents(row[amt_i].strip())
+        if cents is None:
+            raise LedgerError(f"ledger: {path}:{n}: invalid amount '{row[amt_i]}'", 2)
+        key = (account,)
+        if by_month:
+            month = parse_month(row[date_i].strip())
+            if month is None:
+                raise LedgerError(f"ledger: {path}:{n}: invalid date '{row[date_i]}'", 2)
+            key = (month, account)
+        totals[key] = totals.get(key, 0) + cents
+    return totals
+
+
+def render(totals, by_month=False):
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["month", "account", "total"] if by_month else ["account", "total"])
+    for key in sorted(totals):
+        w.writerow([*key, format_cents(totals[key])])
+    return buf.getvalue()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="ledger.py", description="Sum amounts per account.")
+    parser.add_argument("input", metavar="INPUT")
+    parser.add_argument("output", metavar="OUTPUT", nargs="?")
+    parser.add_argument("--by-month", action="store_true",
+                        help="total per month (from the date column) and account")
+    args = parser.parse_args(argv)
+    try:
+        text = render(totals_of(args.input, args.by_month), args.by_month)
+        if args.output is None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            try:
+                with open(args.output, "w", encoding="utf-8", newline="") as f:
+                    f.write(text)
+            except OSError as e:
+                raise LedgerError(f"ledger: cannot write {args.output}: {e.strerror}", 1)
+    except LedgerError as e:
+        sys.stderr.write(e.message + "\n")
+        return e.status
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+const casesUsage = `usage: evalctl cases <list|fingerprint|check> [flags]
+
+  list         the suite's cases: name, language, phases, controls, summary
+  fingerprint  the suite's name, version and SHA-256 fingerprint
+  check        the fixture gate: reference solved, starter fails acceptance,
+               each negative control fails what it declares (exit 1 if not)`
+
+func cmdCases(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return usagef("expected 'cases list', 'cases fingerprint' or 'cases check'")
+	}
+	switch args[0] {
+	case "-h", "--help":
+		fmt.Fprintln(e.stdout, casesUsage)
+		return nil
+	case "list":
+		return casesList(e, args[1:])
+	case "fingerprint":
+		return casesFingerprint(e, args[1:])
+	case "check":
+		return casesCheck(ctx, e, args[1:])
+	}
+	return usagef("unknown subcommand 'cases %s'", args[0])
+}
+
+func loadSuiteFlag(e *env, name, synopsis string, args []string) (*tasks.Suite, []string, error) {
+	fs := newFlags(e, name, synopsis)
+	dir := fs.String("suite", "cases", "suite directory")
+	if err := parseFlags(fs, args); err != nil {
+		return nil, nil, err
+	}
+	s, err := tasks.LoadSuite(*dir)
+	return s, fs.Args(), err
+}
+
+func casesList(e *env, args []string) error {
+	s, rest, err := loadSuiteFlag(e, "cases list", "cases list [--suite DIR]", args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 {
+		return usagef("cases list takes no arguments")
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "CASE\tLANGUAGE\tPHASES\tCONTROLS\tSUMMARY\n")
+	for _, c := range s.Cases {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", c.Name, c.Language, len(c.Phases), len(c.Controls), c.Summary)
+	}
+	return tw.Flush()
+}
+
+func casesFingerprint(e *env, args []string) error {
+	s, rest, err := loadSuiteFlag(e, "cases fingerprint", "cases fingerprint [--suite DIR]", args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 {
+		return usagef("cases fingerprint takes no arguments")
+	}
+	fmt.Fprintf(e.stdout, "%s %s %s\n", s.Name, s.Version, s.Fingerprint)
+	return nil
+}
+
+func casesCheck(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "cases check", "cases check [--suite DIR] [--concurrency N] [--json] [CASE...]")
+	dir := fs.String("suite", "cases", "suite directory")
+	conc := fs.Int("concurrency", 2, "grades run at once")
+	asJSON := fs.Bool("json", false, "print the results as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *conc < 1 {
+		return usagef("--concurrency must be at least 1")
+	}
+	s, err := tasks.LoadSuite(*dir)
+	if err != nil {
+		return err
+	}
+	cases := s.Cases
+	if fs.NArg() > 0 {
+		cases = nil
+		for _, name := range fs.Args() {
+			c := s.Case(name)
+			if c == nil {
+				return usagef("suite %s has no case %q", s.ID(), name)
+			}
+			cases = append(cases, c)
+		}
+	}
+	eng, err := sandbox.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	recipe, err := sandbox.DefaultRecipe()
+	if err != nil {
+		return err
+	}
+	img, err := eng.Build(ctx, recipe, sandbox.BuildOptions{Log: e.stderr})
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	g := grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: *conc})
+	results, err := g.CheckCases(ctx, s, cases)
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, r := range results {
+		if !r.Met {
+			failed++
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(results); err != nil {
+			return err
+		}
+	} else {
+		printChecks(e, results)
+		fmt.Fprintf(e.stdout, "\n%s (%s): %d variants, %d expectations unmet, %.1fs with concurrency %d\n",
+			s.ID(), s.Fingerprint[:16], len(results), failed, time.Since(start).Seconds(), *conc)
+	}
+	if failed > 0 {
+		return &exitError{code: 1, msg: fmt.Sprintf("%d of %d fixture expectations unmet", failed, len(results))}
+	}
+	return nil
+}
+
+func printChecks(e *env, results []grader.CheckResult) {
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "CASE\tPHASE\tVARIANT\tGROUPS (passed/total)\tSOLVED\tEXPECTATION\n")
+	for _, r := range results {
+		var groups []string
+		for _, g := range r.Grade.Groups {
+			mark := ""
+			if !g.Success {
+				mark = "!"
+			}
+			groups = append(groups, fmt.Sprintf("%s %d/%d%s", g.Name, g.Passed, g.Total, mark))
+		}
+		verdict := "met"
+		if !r.Met {
+			verdict = "UNMET: " + strings.Join(r.Problems, "; ")
+		}
+		if len(r.Extra) > 0 {
+			verdict += " (" + strings.Join(r.Extra, "; ") + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%v\t%s\n", r.Case, r.Phase, r.Variant, strings.Join(groups, ", "), r.Grade.Solved, verdict)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/evalctl/evalctl/orchestrator/report"
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+)
+
+func cmdReport(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "report", "report RUNDIR... [--suite VERSION] [--baseline ARM] [--format table|md|json|csv|html] [--allow-mixed] [--out FILE]")
+	suite := fs.String("suite", "", "read outcomes under this graded suite version (\"2.0.2\" or \"name@2.0.2\"); default: the suite each run ran under")
+	baseline := fs.String("baseline", "", "arm the others are compared with (default: the first arm)")
+	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats, ", "))
+	allowMixed := fs.Bool("allow-mixed", false, "pool runs whose suite fingerprint, image or arm hash differ, flagging the report")
+	out := fs.String("out", "", "write the report to FILE instead of standard output")
+	dirs, err := parseWithPositionals(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(dirs) == 0 {
+		return usagef("report needs at least one run directory")
+	}
+	if !validFormat(*format) {
+		return usagef("unknown --format %q (want one of %s)", *format, strings.Join(report.Formats, ", "))
+	}
+	in, err := report.Load(ctx, dirs, *suite)
+	if err != nil {
+		return err
+	}
+	rep, err := report.Build(in, report.Options{Suite: *suite, Baseline: *baseline, AllowMixed: *allowMixed})
+	if errors.Is(err, report.ErrUnknownArm) {
+		return usagef("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		w := bufio.NewWriter(e.stdout)
+		if err := report.Write(w, rep, *format); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+	var sb strings.Builder
+	if err := report.Write(&sb, rep, *format); err != nil {
+		return err
+	}
+	if err := runstore.WriteFileAtomic(*out, []byte(sb.String()), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "wrote %s\n", *out)
+	return nil
+}
+
+func validFormat(f string) bool {
+	for _, x := range report.Formats {
+		if f == x {
+			return true
+		}
+	}
+	return false
+}
+
+// parseWithPositionals parses flags that may come before, between or after
+// positional arguments ("report RUNDIR --format json"), which the flag
+// package alone stops at. "--" ends flag parsing.
+func parseWithPositionals(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/term"
+
+	"github.com/evalctl/evalctl/orchestrator"
+	"github.com/evalctl/evalctl/orchestrator/telemetry"
+	"github.com/evalctl/evalctl/sandbox"
+)
+
+func cmdRun(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "run", "run --plan PLAN.yaml [--out DIR] | run --resume RUNDIR [--replace-infra]")
+	planFile := fs.String("plan", "", "plan file to register and run")
+	out := fs.String("out", "runs", "directory under which the run directory is created")
+	resumeDir := fs.String("resume", "", "run directory to resume")
+	replace := fs.Bool("replace-infra", false, "on resume, re-run infra-failed attempts as registered replacements")
+	gradeConc := fs.Int("grade-concurrency", 1, "grades run at once")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usagef("run takes no arguments")
+	}
+	if (*planFile == "") == (*resumeDir == "") {
+		return usagef("give exactly one of --plan and --resume")
+	}
+	if *replace && *resumeDir == "" {
+		return usagef("--replace-infra goes with --resume")
+	}
+	eng, err := sandbox.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	live := false
+	if f, ok := e.stderr.(*os.File); ok {
+		live = term.IsTerminal(int(f.Fd()))
+	}
+	res, err := orchestrator.Run(ctx, orchestrator.Options{
+		PlanFile: *planFile, OutDir: *out, ResumeDir: *resumeDir, ReplaceInfra: *replace,
+		Engine: eng, GradeConcurrency: *gradeConc, Temperature: &telemetry.Thermal{},
+		Progress: e.stderr, Live: live,
+	})
+	if res != nil {
+		fmt.Fprintf(e.stdout, "run directory: %s\n", res.Dir)
+	}
+	var pe *orchestrator.PlanError
+	if errors.As(err, &pe) {
+		return usagef("%v", err)
+	}
+	return err
+}

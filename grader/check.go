@@ -1,0 +1,222 @@
+package grader
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+// Variant kinds graded by the fixture gate.
+const (
+	KindReference = "reference"
+	KindStarter   = "starter"
+	KindControl   = "control"
+)
+
+// Variant is a known answer to one phase of a case: its reference, the
+// untouched starter, or a negative control.
+type Variant struct {
+	Name    string
+	Kind    string
+	Phase   int
+	Control *tasks.Control
+	Entries []sandbox.Entry
+}
+
+// PhaseStart is the workspace as phase n begins when every earlier phase
+// was answered by its reference: starter, then per phase its overlay and
+// (before n) its reference.
+func PhaseStart(c *tasks.Case, n int) ([]sandbox.Entry, error) {
+	tree, err := sandbox.DirEntries(c.WorkspaceDir, tasks.Ignored)
+	if err != nil {
+		return nil, fmt.Errorf("case %s: %w", c.Name, err)
+	}
+	for _, p := range c.Phases[:n] {
+		if p.OverlayDir != "" {
+			over, err := sandbox.DirEntries(p.OverlayDir, tasks.Ignored)
+			if err != nil {
+				return nil, fmt.Errorf("case %s: %w", c.Name, err)
+			}
+			tree = Overlay(tree, over)
+		}
+		if p.Number < n {
+			ref, err := sandbox.DirEntries(p.ReferenceDir, tasks.Ignored)
+			if err != nil {
+				return nil, fmt.Errorf("case %s: %w", c.Name, err)
+			}
+			tree = Overlay(tree, ref)
+		}
+	}
+	return tree, nil
+}
+
+// Variants lists the reference and starter of every phase and every
+// negative control of the case.
+func Variants(c *tasks.Case) ([]Variant, error) {
+	var out []Variant
+	for _, p := range c.Phases {
+		start, err := PhaseStart(c, p.Number)
+		if err != nil {
+			return nil, err
+		}
+		ref, err := sandbox.DirEntries(p.ReferenceDir, tasks.Ignored)
+		if err != nil {
+			return nil, fmt.Errorf("case %s: %w", c.Name, err)
+		}
+		out = append(out,
+			Variant{Name: "reference", Kind: KindReference, Phase: p.Number, Entries: Overlay(start, ref)},
+			Variant{Name: "starter", Kind: KindStarter, Phase: p.Number, Entries: start})
+		for _, ctl := range c.Controls {
+			if ctl.Phase != p.Number {
+				continue
+			}
+			over, err := sandbox.DirEntries(ctl.OverlayDir, tasks.Ignored)
+			if err != nil {
+				return nil, fmt.Errorf("case %s control %s: %w", c.Name, ctl.Name, err)
+			}
+			out = append(out, Variant{Name: ctl.Name, Kind: KindControl, Phase: p.Number, Control: ctl, Entries: Overlay(start, over)})
+		}
+	}
+	return out, nil
+}
+
+// CheckResult is one row of the fixture gate.
+type CheckResult struct {
+	Case    string `json:"case"`
+	Phase   int    `json:"phase"`
+	Variant string `json:"variant"`
+	Kind    string `json:"kind"`
+	Grade   *Grade `json:"grade"`
+	// Met is whether the variant behaved as its kind requires.
+	Met bool `json:"met"`
+	// Problems say which expectation failed; Extra reports groups a control
+	// fails beyond those it declares.
+	Problems []string `json:"problems,omitempty"`
+	Extra    []string `json:"extra,omitempty"`
+}
+
+// Expect judges a variant's grade: the reference must be solved; the
+// starter must not be solved and must fail acceptance; a control must fail
+// every group it declares and every test id it lists.
+func Expect(v Variant, g *Grade) CheckResult {
+	r := CheckResult{Variant: v.Name, Kind: v.Kind, Phase: v.Phase, Case: g.Case, Grade: g}
+	switch v.Kind {
+	case KindReference:
+		if !g.Solved {
+			r.Problems = append(r.Problems, "reference is not solved: "+unsolvedWhy(g))
+		}
+	case KindStarter:
+		if g.Solved {
+			r.Problems = append(r.Problems, "untouched starter is solved")
+		}
+		if a := g.Group("acceptance"); a == nil || a.Success {
+			r.Problems = append(r.Problems, "untouched starter passes acceptance")
+		}
+	case KindControl:
+		declared := map[string]bool{}
+		for group, ids := range v.Control.MustFail {
+			declared[group] = true
+			gr := g.Group(group)
+			if gr == nil {
+				r.Problems = append(r.Problems, fmt.Sprintf("group %s did not run", group))
+				continue
+			}
+			if gr.Success {
+				r.Problems = append(r.Problems, fmt.Sprintf("passes %s (%d/%d)", group, gr.Passed, gr.Total))
+				continue
+			}
+			for _, id := range ids {
+				if !failedTest(gr.FailedTests, id) {
+					r.Problems = append(r.Problems, fmt.Sprintf("passes %s test %s", group, id))
+				}
+			}
+		}
+		for _, gr := range g.Groups {
+			if !gr.Success && !declared[gr.Name] {
+				r.Extra = append(r.Extra, fmt.Sprintf("also fails %s (%d/%d)", gr.Name, gr.Passed, gr.Total))
+			}
+		}
+	}
+	sort.Strings(r.Problems)
+	r.Met = len(r.Problems) == 0
+	return r
+}
+
+// failedTest reports whether id is among the failed test ids; a bare name
+// also matches its parametrised forms ("test_x" matches "test_x[0]").
+func failedTest(failed []string, id string) bool {
+	for _, f := range failed {
+		if f == id || strings.HasPrefix(f, id+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+func unsolvedWhy(g *Grade) string {
+	var why []string
+	if g.ProtectedChangesCount > 0 {
+		why = append(why, fmt.Sprintf("protected changes %v", g.ProtectedChanges))
+	}
+	if g.MissingStarterFilesCount > 0 {
+		why = append(why, fmt.Sprintf("missing starter files %v", g.MissingStarterFiles))
+	}
+	for _, gr := range g.Groups {
+		if gr.Required && !gr.Success {
+			why = append(why, fmt.Sprintf("%s %d/%d failed %v", gr.Name, gr.Passed, gr.Total, gr.FailedTests))
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// CheckCases grades every variant of the given cases (all at once, bounded
+// by the grader's concurrency) and judges each. Results come back in the
+// order of cases, phases and variants.
+func (g *Grader) CheckCases(ctx context.Context, s *tasks.Suite, cases []*tasks.Case) ([]CheckResult, error) {
+	type job struct {
+		c *tasks.Case
+		v Variant
+	}
+	var jobs []job
+	for _, c := range cases {
+		vs, err := Variants(c)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vs {
+			jobs = append(jobs, job{c, v})
+		}
+	}
+	results := make([]CheckResult, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			snap, err := sandbox.NewSnapshot(j.v.Entries)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			gr, err := g.Grade(ctx, s, j.c, j.v.Phase, snap, Labels{Run: "cases-check"})
+			if err != nil {
+				errs[i] = fmt.Errorf("%s phase %d %s: %w", j.c.Name, j.v.Phase, j.v.Name, err)
+				return
+			}
+			results[i] = Expect(j.v, gr)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return results, err
+		}
+	}
+	return results, nil
+}

@@ -1,0 +1,324 @@
+// Package grader turns an answer snapshot into a Grade: it runs a case
+// phase's frozen check groups against the answer in a fresh sandbox
+// container (never the agent's) and counts protected changes and missing
+// starter files. The answer cannot influence its own grading: protected
+// files are restored from the case before anything runs, the checks are
+// root-owned and read-only, the grader owns every command line, and a group
+// that ran no test fails.
+package grader
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+// Engine starts grading containers; *sandbox.Engine satisfies it.
+type Engine interface {
+	Start(ctx context.Context, spec sandbox.Spec) (*sandbox.Container, error)
+}
+
+// Grader grades snapshots. It is safe for concurrent use; at most
+// Concurrency grades run at once.
+type Grader struct {
+	engine Engine
+	// image is the sandbox image reference, imageID its ID (recorded).
+	image, imageID string
+	limits         sandbox.Limits
+	slots          chan struct{}
+}
+
+// Options configure a Grader.
+type Options struct {
+	// Concurrency bounds how many grades run at once (default 1).
+	Concurrency int
+	// Limits of each grading container (defaults: sandbox.DefaultLimits).
+	Limits sandbox.Limits
+}
+
+// New returns a grader using the given engine and sandbox image.
+func New(engine Engine, image, imageID string, opts Options) *Grader {
+	n := opts.Concurrency
+	if n < 1 {
+		n = 1
+	}
+	return &Grader{engine: engine, image: image, imageID: imageID, limits: opts.Limits, slots: make(chan struct{}, n)}
+}
+
+// Labels tie a grading container to the run and attempt it grades, so a
+// crashed run's containers can be pruned.
+type Labels struct{ Run, Attempt string }
+
+// Grade grades the answer for phase (1-based) of case c of suite s.
+func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels Labels) (*Grade, error) {
+	p := c.Phase(phase)
+	if p == nil {
+		return nil, fmt.Errorf("grade %s: case has no phase %d", c.Name, phase)
+	}
+	select {
+	case g.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-g.slots }()
+	start := time.Now()
+	entries, err := answer.Entries()
+	if err != nil {
+		return nil, fmt.Errorf("grade %s phase %d: read snapshot: %w", c.Name, phase, err)
+	}
+	pristine, err := Pristine(c, phase)
+	if err != nil {
+		return nil, err
+	}
+	ws, audit := Prepare(c, pristine, entries)
+	checks, err := sandbox.DirEntries(c.ChecksDir, tasks.Ignored)
+	if err != nil {
+		return nil, fmt.Errorf("grade %s: read checks: %w", c.Name, err)
+	}
+	gr := &Grade{
+		Suite: s.Name, SuiteVersion: s.Version, SuiteFingerprint: s.Fingerprint,
+		Case: c.Name, Phase: phase, SnapshotSHA256: answer.SHA256, ImageID: g.imageID,
+		ProtectedChanges: audit.Protected, ProtectedChangesCount: len(audit.Protected),
+		MissingStarterFiles: audit.Missing, MissingStarterFilesCount: len(audit.Missing),
+	}
+	box, err := g.engine.Start(ctx, sandbox.Spec{
+		Image: g.image, Role: sandbox.RoleGrader, Run: labels.Run, Attempt: labels.Attempt,
+		Limits: g.limits, Volumes: []string{"/checks"},
+		Env: []string{"EVALCTL_WORKSPACE=/workspace", "HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1"},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("grade %s phase %d: %w", c.Name, phase, err)
+	}
+	defer box.Remove(context.WithoutCancel(ctx))
+	if err := box.CopyIn(ctx, "/workspace", ws); err != nil {
+		return nil, fmt.Errorf("grade %s phase %d: copy answer: %w", c.Name, phase, err)
+	}
+	if err := box.CopyInReadOnly(ctx, "/checks", checks); err != nil {
+		return nil, fmt.Errorf("grade %s phase %d: copy checks: %w", c.Name, phase, err)
+	}
+	gr.Solved = gr.ProtectedChangesCount == 0 && gr.MissingStarterFilesCount == 0
+	for _, grp := range orderGroups(p.Groups) {
+		res, err := runGroup(ctx, box, grp)
+		if err != nil {
+			return nil, fmt.Errorf("grade %s phase %d group %s: %w", c.Name, phase, grp.Name, err)
+		}
+		// Whatever the answer's code left running must not touch the next
+		// group's files.
+		box.KillAll(ctx)
+		gr.Groups = append(gr.Groups, *res)
+		if grp.Required && !res.Success {
+			gr.Solved = false
+		}
+	}
+	// Report groups in the case's order, whatever order they ran in.
+	sort.SliceStable(gr.Groups, func(i, j int) bool {
+		return groupIndex(p, gr.Groups[i].Name) < groupIndex(p, gr.Groups[j].Name)
+	})
+	gr.GradedAt = time.Now().UTC()
+	gr.Seconds = time.Since(start).Seconds()
+	return gr, nil
+}
+
+func groupIndex(p *tasks.Phase, name string) int {
+	for i, g := range p.Groups {
+		if g.Name == name {
+			return i
+		}
+	}
+	return len(p.Groups)
+}
+
+// orderGroups runs groups that execute nothing of the answer (syntax and
+// type checks) first, then those reading workspace-resident tests (public),
+// then the rest, so that answer code run by one group has no chance to
+// alter files a later group reads from the workspace.
+func orderGroups(groups []*tasks.Group) []*tasks.Group {
+	rank := func(g *tasks.Group) int {
+		switch {
+		case g.Runner == tasks.RunnerPyCompile || g.Runner == tasks.RunnerTSC:
+			return 0
+		case g.Name == "public":
+			return 1
+		default:
+			return 2
+		}
+	}
+	out := append([]*tasks.Group(nil), groups...)
+	sort.SliceStable(out, func(i, j int) bool { return rank(out[i]) < rank(out[j]) })
+	return out
+}
+
+// Pristine is the workspace as phase n of c begins, less the agent's work:
+// the starter plus the overlays of phases 2..n. It is what protected files
+// are compared with and restored from.
+func Pristine(c *tasks.Case, n int) ([]sandbox.Entry, error) {
+	tree, err := sandbox.DirEntries(c.WorkspaceDir, tasks.Ignored)
+	if err != nil {
+		return nil, fmt.Errorf("case %s: read workspace: %w", c.Name, err)
+	}
+	for _, p := range c.Phases[:n] {
+		if p.OverlayDir == "" {
+			continue
+		}
+		over, err := sandbox.DirEntries(p.OverlayDir, tasks.Ignored)
+		if err != nil {
+			return nil, fmt.Errorf("case %s phase %d: read overlay: %w", c.Name, p.Number, err)
+		}
+		tree = Overlay(tree, over)
+	}
+	return tree, nil
+}
+
+// Overlay lays over on top of base: entries of over replace those of base
+// with the same name.
+func Overlay(base, over []sandbox.Entry) []sandbox.Entry {
+	idx := map[string]int{}
+	out := append([]sandbox.Entry(nil), base...)
+	for i, e := range out {
+		idx[e.Name] = i
+	}
+	for _, e := range over {
+		if i, ok := idx[e.Name]; ok {
+			out[i] = e
+			continue
+		}
+		idx[e.Name] = len(out)
+		out = append(out, e)
+	}
+	return out
+}
+
+// Audit is what Prepare found wrong with an answer before any check ran.
+type Audit struct {
+	// Protected lists protected files modified, deleted or added, and links
+	// pointing out of the workspace, as "modified: PATH" etc.
+	Protected []string
+	// Missing lists unprotected starter files the answer deleted.
+	Missing []string
+}
+
+// Prepare compares an answer with the pristine workspace and returns the
+// tree to grade: protected files restored, protected files the answer added
+// removed, tool caches and links out of the workspace dropped.
+func Prepare(c *tasks.Case, pristine, answer []sandbox.Entry) ([]sandbox.Entry, Audit) {
+	var audit Audit
+	isProtected := func(name string) bool {
+		for _, g := range c.Protected {
+			if tasks.MatchGlob(g, name) {
+				return true
+			}
+		}
+		return false
+	}
+	have := map[string]sandbox.Entry{}
+	for _, e := range answer {
+		have[e.Name] = e
+	}
+	var out []sandbox.Entry
+	for _, e := range answer {
+		if ignoredPath(e.Name) {
+			continue
+		}
+		if e.Mode&fs.ModeSymlink != 0 && escapes(e.Name, e.Linkname) {
+			audit.Protected = append(audit.Protected, fmt.Sprintf("link out of the workspace: %s -> %s", e.Name, e.Linkname))
+			continue
+		}
+		if !e.Mode.IsDir() && isProtected(e.Name) {
+			continue // restored below from the pristine tree
+		}
+		out = append(out, e)
+	}
+	inPristine := map[string]bool{}
+	for _, p := range pristine {
+		inPristine[p.Name] = true
+		if p.Mode.IsDir() {
+			continue
+		}
+		a, ok := have[p.Name]
+		if isProtected(p.Name) {
+			switch {
+			case !ok:
+				audit.Protected = append(audit.Protected, "deleted: "+p.Name)
+			case a.Mode.Type() != p.Mode.Type() || !bytes.Equal(a.Data, p.Data) || a.Linkname != p.Linkname:
+				audit.Protected = append(audit.Protected, "modified: "+p.Name)
+			}
+			out = append(out, p)
+			continue
+		}
+		if !ok || a.Mode.IsDir() {
+			audit.Missing = append(audit.Missing, p.Name)
+		}
+	}
+	for _, e := range answer {
+		if !e.Mode.IsDir() && isProtected(e.Name) && !inPristine[e.Name] && !ignoredPath(e.Name) {
+			audit.Protected = append(audit.Protected, "added: "+e.Name)
+		}
+	}
+	out = withParents(out)
+	sort.Strings(audit.Protected)
+	sort.Strings(audit.Missing)
+	return out, audit
+}
+
+// withParents adds directory entries for parents that a restored file
+// needs but the answer deleted, and drops entries whose parent is not a
+// directory (a restored file under a name the answer turned into a file).
+func withParents(entries []sandbox.Entry) []sandbox.Entry {
+	kind := map[string]fs.FileMode{}
+	for _, e := range entries {
+		kind[e.Name] = e.Mode
+	}
+	var out []sandbox.Entry
+	for _, e := range entries {
+		ok := true
+		for dir := path.Dir(e.Name); dir != "."; dir = path.Dir(dir) {
+			m, seen := kind[dir]
+			if !seen {
+				kind[dir] = fs.ModeDir | 0o755
+				out = append(out, sandbox.Entry{Name: dir, Mode: fs.ModeDir | 0o755})
+			} else if !m.IsDir() {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func ignoredPath(name string) bool {
+	for _, seg := range strings.Split(name, "/") {
+		if tasks.Ignored(seg) {
+			return true
+		}
+	}
+	return false
+}
+
+// escapes reports whether a symbolic link at name with target points
+// outside the workspace.
+func escapes(name, target string) bool {
+	if strings.HasPrefix(target, "/") {
+		return !(target == "/workspace" || strings.HasPrefix(target, "/workspace/"))
+	}
+	joined := path.Join(path.Dir(name), target)
+	return joined == ".." || strings.HasPrefix(joined, "../")
+}
+
+func randomName() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

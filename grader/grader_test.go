@@ -1,0 +1,212 @@
+package grader_test
+
+import (
+	"context"
+	"io/fs"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/sandbox/sandboxtest"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+var (
+	fixtureOnce  sync.Once
+	fixtureSuite *tasks.Suite
+	fixtureErr   error
+	fixtureG     *grader.Grader
+)
+
+func setup(t *testing.T) (*tasks.Suite, *grader.Grader) {
+	t.Helper()
+	eng, img := sandboxtest.Engine(t)
+	fixtureOnce.Do(func() {
+		fixtureSuite, fixtureErr = tasks.LoadSuite("testdata/suite")
+		fixtureG = grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: 2})
+	})
+	if fixtureErr != nil {
+		t.Fatal(fixtureErr)
+	}
+	return fixtureSuite, fixtureG
+}
+
+// answer builds an answer: the phase-1 workspace, optionally with the
+// reference laid over it, then edits (a nil Data with no mode deletes).
+func answer(t *testing.T, c *tasks.Case, reference bool, edits ...sandbox.Entry) *sandbox.Snapshot {
+	t.Helper()
+	tree, err := grader.PhaseStart(c, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reference {
+		ref, err := sandbox.DirEntries(c.Phases[0].ReferenceDir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree = grader.Overlay(tree, ref)
+	}
+	for _, e := range edits {
+		if e.Mode == 0 && e.Data == nil {
+			kept := tree[:0:0]
+			for _, x := range tree {
+				if x.Name != e.Name {
+					kept = append(kept, x)
+				}
+			}
+			tree = kept
+			continue
+		}
+		tree = grader.Overlay(tree, []sandbox.Entry{e})
+	}
+	snap, err := sandbox.NewSnapshot(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+func file(name, content string) sandbox.Entry {
+	return sandbox.Entry{Name: name, Mode: 0o644, Data: []byte(content)}
+}
+
+func dir(name string) sandbox.Entry { return sandbox.Entry{Name: name, Mode: fs.ModeDir | 0o755} }
+
+func TestFixtureGateOnBothLanguages(t *testing.T) {
+	s, g := setup(t)
+	results, err := g.CheckCases(context.Background(), s, s.Cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 6 {
+		t.Fatalf("got %d results, want 6 (reference, starter, control per case)", len(results))
+	}
+	for _, r := range results {
+		if !r.Met {
+			t.Errorf("%s %s: %v", r.Case, r.Variant, r.Problems)
+		}
+	}
+	// The TypeScript reference ran every test of every group.
+	for _, r := range results {
+		if r.Case == "tsadd" && r.Kind == grader.KindReference {
+			want := map[string]int{"acceptance": 3, "regression": 1, "public": 1, "typecheck": 1, "consumer_typecheck": 1}
+			for _, gr := range r.Grade.Groups {
+				if gr.Total != want[gr.Name] || gr.Passed != gr.Total {
+					t.Errorf("tsadd reference %s: %d/%d, want %d/%d", gr.Name, gr.Passed, gr.Total, want[gr.Name], want[gr.Name])
+				}
+			}
+		}
+	}
+}
+
+// Each tampering attempt is planted in an answer; the grade must come out
+// as the honest one would.
+func TestTamperingDoesNotChangeTheVerdict(t *testing.T) {
+	s, g := setup(t)
+	adder, tsadd := s.Case("adder"), s.Case("tsadd")
+	forcePass := `import pytest
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    outcome.get_result().outcome = "passed"
+`
+	tests := []struct {
+		name     string
+		c        *tasks.Case
+		snap     *sandbox.Snapshot
+		solved   bool
+		accPass  int // acceptance tests that must pass (of the full count)
+		accTotal int
+		// protected lists protected-change entries expected in the grade.
+		protected []string
+		missing   []string
+	}{
+		{name: "planted conftest.py", c: adder, snap: answer(t, adder, false,
+			file("conftest.py", forcePass), file("tests/conftest.py", forcePass)),
+			accPass: 1, accTotal: 3, protected: []string{"added: tests/conftest.py"}},
+		{name: "sitecustomize and usercustomize", c: adder, snap: answer(t, adder, false,
+			file("sitecustomize.py", "import os\nos._exit(0)\n"), file("usercustomize.py", "import os\nos._exit(0)\n")),
+			accPass: 1, accTotal: 3},
+		{name: "module shadowing pytest", c: adder, snap: answer(t, adder, false,
+			file("pytest.py", "def main(*a, **k):\n    return 0\n"), dir("_pytest"), file("_pytest/__init__.py", "raise SystemExit(0)\n")),
+			accPass: 1, accTotal: 3},
+		{name: "module shadowing the standard library", c: adder, snap: answer(t, adder, false,
+			file("json.py", "import os\nos._exit(0)\n"), file("traceback.py", "import os\nos._exit(0)\n"), file("xml.py", "import os\nos._exit(0)\n")),
+			accPass: 1, accTotal: 3},
+		{name: "symlink into the checks", c: adder, snap: answer(t, adder, true,
+			sandbox.Entry{Name: "peek", Mode: fs.ModeSymlink | 0o777, Linkname: "/checks/acceptance"}),
+			accPass: 3, accTotal: 3, protected: []string{"link out of the workspace: peek -> /checks/acceptance"}},
+		{name: "rewritten pytest.ini", c: adder, snap: answer(t, adder, false,
+			file("pytest.ini", "[pytest]\naddopts = -k 'not negative' -p no:junitxml\n")),
+			accPass: 1, accTotal: 3, protected: []string{"modified: pytest.ini"}},
+		{name: "exits 0 before any test runs", c: adder, snap: answer(t, adder, false,
+			file("adder.py", "import os\nos._exit(0)\n")),
+			accPass: 0, accTotal: 0},
+		{name: "skips the frozen tests", c: adder, snap: answer(t, adder, false,
+			file("adder.py", "import pytest\npytest.skip('no', allow_module_level=True)\n")),
+			accPass: 0, accTotal: 1},
+		{name: "deleted starter file", c: adder, snap: answer(t, adder, true, sandbox.Entry{Name: "helper.py"}),
+			accPass: 3, accTotal: 3, missing: []string{"helper.py"}},
+		{name: "edited public test", c: adder, snap: answer(t, adder, false,
+			file("tests/test_public.py", "def test_small():\n    assert True\n")),
+			accPass: 1, accTotal: 3, protected: []string{"modified: tests/test_public.py"}},
+		{name: "rewritten tsconfig and package.json, node_modules shadowing", c: tsadd, snap: answer(t, tsadd, false,
+			file("tsconfig.json", `{"compilerOptions": {"noEmit": true}, "files": []}`),
+			file("package.json", `{"type": "module", "scripts": {"test": "true"}}`),
+			dir("node_modules"), dir("node_modules/assert"), file("node_modules/assert/index.js", "module.exports = { equal() {} };\n"),
+			dir("node_modules/@types"), dir("node_modules/@types/node"), file("node_modules/@types/node/index.d.ts", "declare const x: number;\n")),
+			accPass: 1, accTotal: 3, protected: []string{"modified: package.json", "modified: tsconfig.json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			gr, err := g.Grade(context.Background(), s, tt.c, 1, tt.snap, grader.Labels{Run: "grader-test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			acc := gr.Group("acceptance")
+			if gr.Solved != tt.solved || acc.Passed != tt.accPass || acc.Total != tt.accTotal {
+				t.Errorf("solved=%v acceptance %d/%d; want solved=%v %d/%d\n%s", gr.Solved, acc.Passed, acc.Total, tt.solved, tt.accPass, tt.accTotal, acc.Output)
+			}
+			if tt.accPass < 3 && acc.Success {
+				t.Errorf("acceptance succeeded for a failing answer")
+			}
+			if strings.Join(gr.ProtectedChanges, "|") != strings.Join(tt.protected, "|") || gr.ProtectedChangesCount != len(tt.protected) {
+				t.Errorf("protected changes %v (count %d), want %v", gr.ProtectedChanges, gr.ProtectedChangesCount, tt.protected)
+			}
+			if strings.Join(gr.MissingStarterFiles, "|") != strings.Join(tt.missing, "|") || gr.MissingStarterFilesCount != len(tt.missing) {
+				t.Errorf("missing starter files %v, want %v", gr.MissingStarterFiles, tt.missing)
+			}
+		})
+	}
+}
+
+func TestGradingIsDeterministic(t *testing.T) {
+	s, g := setup(t)
+	c := s.Case("adder")
+	snap := answer(t, c, false)
+	var grades []*grader.Grade
+	for i := 0; i < 2; i++ {
+		gr, err := g.Grade(context.Background(), s, c, 1, snap, grader.Labels{Run: "grader-test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		grades = append(grades, gr)
+	}
+	a, b := grades[0], grades[1]
+	if a.Solved != b.Solved || a.SnapshotSHA256 != b.SnapshotSHA256 || len(a.Groups) != len(b.Groups) {
+		t.Fatalf("grades differ: %+v vs %+v", a, b)
+	}
+	for i := range a.Groups {
+		x, y := a.Groups[i], b.Groups[i]
+		if x.Name != y.Name || x.Passed != y.Passed || x.Total != y.Total || x.Success != y.Success || strings.Join(x.FailedTests, ",") != strings.Join(y.FailedTests, ",") {
+			t.Errorf("group %s differs: %+v vs %+v", x.Name, x, y)
+		}
+	}
+	if got := a.Group("acceptance").FailedTests; strings.Join(got, ",") != "test_negative,test_both_negative" {
+		t.Errorf("failed acceptance tests %v", got)
+	}
+}

@@ -1,0 +1,286 @@
+package grader
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+// outputTail bounds the output kept in a GroupResult.
+const outputTail = 4000
+
+// reportCap bounds a machine-readable report read back from the container.
+const reportCap = 32 << 20
+
+// runGroup runs one check group in box and reads its result.
+func runGroup(ctx context.Context, box *sandbox.Container, g *tasks.Group) (*GroupResult, error) {
+	start := time.Now()
+	res := &GroupResult{Name: g.Name, Required: g.Required}
+	dir := "/tmp/evalctl-" + randomName()
+	deadline := time.Now().Add(g.Timeout)
+	remaining := func() time.Duration {
+		if d := time.Until(deadline); d > time.Second {
+			return d
+		}
+		return time.Second
+	}
+	var err error
+	switch g.Runner {
+	case tasks.RunnerPytest:
+		err = runPytest(ctx, box, g, dir, remaining, res)
+	case tasks.RunnerPyCompile:
+		err = runPyCompile(ctx, box, remaining, res)
+	case tasks.RunnerNodeTest:
+		err = runNodeTest(ctx, box, g, dir, remaining, res)
+	case tasks.RunnerTSC:
+		err = runTSC(ctx, box, g, remaining, res)
+	default:
+		err = fmt.Errorf("unknown runner %q", g.Runner)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Failed = res.Total - res.Passed
+	// A group that ran no test fails, whatever its exit status.
+	res.Success = res.ExitCode == 0 && !res.TimedOut && res.Total > 0 && res.Passed == res.Total
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+func tail(parts ...[]byte) string {
+	var b strings.Builder
+	for _, p := range parts {
+		b.Write(p)
+	}
+	s := b.String()
+	if len(s) > outputTail {
+		s = "..." + s[len(s)-outputTail:]
+	}
+	return s
+}
+
+// pytestCommand is the hardened pytest command line: isolated mode, the
+// answer's directory appended to sys.path (never ahead of pytest or the
+// standard library), no conftest.py, no plugins, no cache, the grader's own
+// configuration.
+func pytestCommand(junit string, paths []string) []string {
+	cmd := []string{"python3", "-I", "-B", "/opt/evalctl/run_pytest.py", "-q", "-p", "no:cacheprovider",
+		"--noconftest", "--rootdir=/workspace", "-c", "/opt/evalctl/pytest.ini", "--junitxml=" + junit}
+	return append(cmd, paths...)
+}
+
+func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir string, remaining func() time.Duration, res *GroupResult) error {
+	junit := dir + "/junit.xml"
+	if _, err := box.Exec(ctx, []string{"mkdir", "-p", dir}, sandbox.ExecOptions{Timeout: 10 * time.Second}); err != nil {
+		return err
+	}
+	out, err := box.Exec(ctx, pytestCommand(junit, g.Paths), sandbox.ExecOptions{Timeout: remaining()})
+	if err != nil {
+		return err
+	}
+	res.ExitCode, res.TimedOut, res.Output = out.ExitCode, out.TimedOut, tail(out.Stdout, out.Stderr)
+	report, err := box.Exec(ctx, []string{"cat", junit}, sandbox.ExecOptions{Timeout: 30 * time.Second, MaxOutput: reportCap})
+	if err != nil {
+		return err
+	}
+	if report.ExitCode != 0 {
+		return nil // no report: no test ran; the group fails
+	}
+	total, passed, failed, err := ParseJUnit(report.Stdout)
+	if err != nil {
+		res.Output = tail([]byte(fmt.Sprintf("unreadable JUnit report: %v\n", err)), []byte(res.Output))
+		return nil
+	}
+	res.Total, res.Passed, res.FailedTests = total, passed, failed
+	return nil
+}
+
+type junitCase struct {
+	Name      string    `xml:"name,attr"`
+	Classname string    `xml:"classname,attr"`
+	Failure   *struct{} `xml:"failure"`
+	Error     *struct{} `xml:"error"`
+	Skipped   *struct{} `xml:"skipped"`
+}
+
+type junitSuite struct {
+	Cases  []junitCase  `xml:"testcase"`
+	Suites []junitSuite `xml:"testsuite"`
+}
+
+// ParseJUnit reads a JUnit XML report. Every test case counts; one passes
+// only with no failure, error or skip (an answer must not be able to skip a
+// frozen test into success). Failed test ids are the test case names.
+func ParseJUnit(data []byte) (total, passed int, failedIDs []string, err error) {
+	var root struct {
+		XMLName xml.Name
+		junitSuite
+	}
+	if err := xml.Unmarshal(data, &root); err != nil {
+		return 0, 0, nil, err
+	}
+	var walk func(s junitSuite)
+	walk = func(s junitSuite) {
+		for _, c := range s.Cases {
+			total++
+			if c.Failure == nil && c.Error == nil && c.Skipped == nil {
+				passed++
+			} else {
+				failedIDs = append(failedIDs, c.Name)
+			}
+		}
+		for _, sub := range s.Suites {
+			walk(sub)
+		}
+	}
+	walk(root.junitSuite)
+	return total, passed, failedIDs, nil
+}
+
+// pyCompileScript byte-compiles (in memory) every Python file of the
+// workspace and prints a JSON summary. It runs no code of the answer.
+const pyCompileScript = `
+import json, os, sys
+skip = {"__pycache__", ".pytest_cache", "node_modules", ".git"}
+files, failed = 0, []
+for root, dirs, names in os.walk("/workspace"):
+    dirs[:] = sorted(d for d in dirs if d not in skip)
+    for n in sorted(names):
+        if n.endswith(".py"):
+            p = os.path.join(root, n)
+            files += 1
+            try:
+                with open(p, "rb") as f:
+                    compile(f.read(), p, "exec", dont_inherit=True)
+            except Exception as e:
+                failed.append(os.path.relpath(p, "/workspace"))
+                print(f"{p}: {type(e).__name__}: {e}", file=sys.stderr)
+print(json.dumps({"files": files, "failed": failed}))
+`
+
+func runPyCompile(ctx context.Context, box *sandbox.Container, remaining func() time.Duration, res *GroupResult) error {
+	out, err := box.Exec(ctx, []string{"python3", "-I", "-B", "-c", pyCompileScript}, sandbox.ExecOptions{Timeout: remaining()})
+	if err != nil {
+		return err
+	}
+	res.ExitCode, res.TimedOut, res.Output = out.ExitCode, out.TimedOut, tail(out.Stderr)
+	var sum struct {
+		Files  int      `json:"files"`
+		Failed []string `json:"failed"`
+	}
+	if json.Unmarshal(out.Stdout, &sum) != nil {
+		return nil
+	}
+	res.Total, res.Passed, res.FailedTests = sum.Files, sum.Files-len(sum.Failed), sum.Failed
+	if len(sum.Failed) > 0 && res.ExitCode == 0 {
+		res.ExitCode = 1
+	}
+	return nil
+}
+
+func runTSC(ctx context.Context, box *sandbox.Container, g *tasks.Group, remaining func() time.Duration, res *GroupResult) error {
+	out, err := box.Exec(ctx, []string{"tsc", "-p", g.TSConfig, "--noEmit", "--pretty", "false"}, sandbox.ExecOptions{Timeout: remaining()})
+	if err != nil {
+		return err
+	}
+	res.ExitCode, res.TimedOut, res.Output = out.ExitCode, out.TimedOut, tail(out.Stdout, out.Stderr)
+	res.Total = 1
+	if out.ExitCode == 0 && !out.TimedOut {
+		res.Passed = 1
+	} else {
+		res.FailedTests = []string{"tsc"}
+	}
+	return nil
+}
+
+func runNodeTest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir string, remaining func() time.Duration, res *GroupResult) error {
+	outDir := dir + "/build"
+	// Type errors are the typecheck groups' business: tsc still emits, and
+	// behaviour is judged by the tests.
+	tsc, err := box.Exec(ctx, []string{"tsc", "-p", g.TSConfig, "--outDir", outDir, "--pretty", "false"}, sandbox.ExecOptions{Timeout: remaining()})
+	if err != nil {
+		return err
+	}
+	if tsc.TimedOut {
+		res.TimedOut, res.ExitCode, res.Output = true, tsc.ExitCode, tail(tsc.Stdout, tsc.Stderr)
+		return nil
+	}
+	cmd := []string{"node", "--test", "--test-reporter=tap"}
+	for _, p := range g.Paths {
+		cmd = append(cmd, outDir+"/"+strings.TrimPrefix(p, "/"))
+	}
+	out, err := box.Exec(ctx, cmd, sandbox.ExecOptions{Timeout: remaining(), MaxOutput: reportCap})
+	if err != nil {
+		return err
+	}
+	res.ExitCode, res.TimedOut = out.ExitCode, out.TimedOut
+	res.Output = tail(tsc.Stdout, out.Stderr, []byte(failureLines(out.Stdout)))
+	res.Total, res.Passed, res.FailedTests = ParseTAP(out.Stdout)
+	return nil
+}
+
+var tapPoint = regexp.MustCompile(`^(\s*)(not ok|ok) \d+(?: - (.*?))?(?:\s+#\s*(SKIP|TODO)\b.*)?$`)
+
+// ParseTAP reads node's TAP report. Only leaf test points count (a file or
+// suite whose subtests were reported is not a test itself); a skipped or
+// todo test does not pass. Failed ids are the test titles.
+func ParseTAP(data []byte) (total, passed int, failedIDs []string) {
+	type point struct {
+		indent int
+		ok     bool
+		name   string
+	}
+	var points []point
+	for _, line := range strings.Split(string(data), "\n") {
+		m := tapPoint.FindStringSubmatch(strings.TrimRight(line, "\r"))
+		if m == nil {
+			continue
+		}
+		name := strings.TrimSpace(m[3])
+		if uq, err := strconv.Unquote(`"` + strings.ReplaceAll(name, `"`, `\"`) + `"`); err == nil {
+			name = uq
+		}
+		points = append(points, point{indent: len(m[1]), ok: m[2] == "ok" && m[4] == "", name: name})
+	}
+	for i, p := range points {
+		// Subtests are printed before their parent's test point.
+		if i > 0 && points[i-1].indent > p.indent {
+			continue
+		}
+		total++
+		if p.ok {
+			passed++
+		} else {
+			failedIDs = append(failedIDs, p.name)
+		}
+	}
+	return total, passed, failedIDs
+}
+
+// failureLines keeps the "not ok" lines of a TAP report and what follows
+// them, for the group's output.
+func failureLines(data []byte) string {
+	var b strings.Builder
+	lines := strings.Split(string(data), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "not ok ") {
+			for j := i; j < len(lines) && j < i+12; j++ {
+				b.WriteString(lines[j] + "\n")
+			}
+		}
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "# ") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,5 @@
+from helper import label
+
+
+def test_label():
+    assert label(3) == "n=3"

@@ -1,0 +1,2 @@
+def label(n):
+    return f"n={n}"

@@ -1,0 +1,340 @@
+// Package agent is the tool-calling loop of one attempt: the model works in
+// the attempt's sandbox through a handful of tools, phase after phase of one
+// conversation, under the attempt's budgets, while every response's server
+// figures are summed exactly as reported. Nothing a model or a command does
+// crashes an attempt: a bad tool call is a tool error shown to the model, a
+// failing server or sandbox ends the turn with its termination class.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/evalctl/evalctl/orchestrator/model"
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/sandbox"
+)
+
+// Sandbox runs commands in the attempt's container; *sandbox.Container
+// satisfies it. An error means the sandbox itself failed, not the command.
+type Sandbox interface {
+	Exec(ctx context.Context, cmd []string, opt sandbox.ExecOptions) (*sandbox.ExecResult, error)
+}
+
+// Model answers chat requests; *model.Client satisfies it.
+type Model interface {
+	Chat(ctx context.Context, req model.Request) (*model.Response, error)
+}
+
+// Budgets bound one attempt (all its phases together). Zero means no limit.
+type Budgets struct {
+	// WallTime bounds the time spent in turns (model, tools, the loop),
+	// not the caller's work between phases.
+	WallTime time.Duration
+	// GeneratedTokens bounds the tokens the server reports as generated.
+	GeneratedTokens int64
+	// ToolCalls bounds the tool calls, malformed ones included.
+	ToolCalls int
+}
+
+// DefaultBudgets are DESIGN.md's per-attempt budgets.
+var DefaultBudgets = Budgets{WallTime: 1800 * time.Second, GeneratedTokens: 65536, ToolCalls: 120}
+
+// DefaultSystemPrompt tells the model where it is and how to hand over.
+const DefaultSystemPrompt = `You are a careful software engineer working in a sandboxed project directory (the workspace, your current directory). Use the tools to look at the code, change it, and run its tests. The machine has no network access. Do not change the project's tests, contracts or configuration unless you are asked to. When the work is done, answer without calling a tool: that answer is your hand-over, so summarise what you changed and how you checked it.`
+
+// Config sets up a loop.
+type Config struct {
+	Model     Model
+	ModelName string
+	// Params are the arm's generation settings; Params.MaxTokens is the
+	// per-response output cap.
+	Params model.Params
+	// NoStream asks for whole responses instead of server-sent events
+	// (then there is no time to first token).
+	NoStream bool
+	Sandbox  Sandbox
+	// Workdir is where commands run (default /workspace).
+	Workdir string
+	Budgets Budgets
+	// CommandTimeout is a bash command's default timeout (120 s).
+	CommandTimeout time.Duration
+	// MaxToolOutput caps one tool result given to the model (32 KiB).
+	MaxToolOutput int
+	SystemPrompt  string
+	// Transcript receives the JSON-lines transcript; nil writes none.
+	Transcript io.Writer
+}
+
+// Loop is one attempt's conversation. It is not safe for concurrent use.
+type Loop struct {
+	cfg   Config
+	msgs  []model.Message
+	tr    *transcript
+	seq   int
+	setup bool
+
+	usedWall   time.Duration
+	usedTokens int64
+	usedCalls  int
+	meter      meter
+	lastCheck  [2]*runstore.SelfCheck // last test, last typecheck of the turn
+	overhead   []time.Duration
+}
+
+// New checks cfg and starts a conversation with the system prompt.
+func New(cfg Config) (*Loop, error) {
+	if cfg.Model == nil || cfg.Sandbox == nil {
+		return nil, errors.New("agent: a model and a sandbox are required")
+	}
+	if cfg.ModelName == "" {
+		return nil, errors.New("agent: the model name is required")
+	}
+	if cfg.Workdir == "" {
+		cfg.Workdir = "/workspace"
+	}
+	if cfg.CommandTimeout <= 0 {
+		cfg.CommandTimeout = DefaultCommandTimeout
+	}
+	if cfg.MaxToolOutput <= 0 {
+		cfg.MaxToolOutput = DefaultToolOutput
+	}
+	if cfg.SystemPrompt == "" {
+		cfg.SystemPrompt = DefaultSystemPrompt
+	}
+	l := &Loop{cfg: cfg, tr: newTranscript(cfg.Transcript)}
+	l.msgs = []model.Message{{Role: model.RoleSystem, Content: cfg.SystemPrompt}}
+	l.meter.init()
+	return l, nil
+}
+
+// Messages is the conversation so far (shared; do not modify).
+func (l *Loop) Messages() []model.Message { return l.msgs }
+
+// Measurements are the attempt's sums so far.
+func (l *Loop) Measurements() *runstore.Measurements { return l.meter.result() }
+
+// StepOverheads are, per model response that led to tool calls, the time
+// the loop itself spent: the step's duration less model and sandbox time.
+func (l *Loop) StepOverheads() []time.Duration { return l.overhead }
+
+var errWallTime = errors.New("attempt wall-time budget exhausted")
+
+// RunPhase sends prompt as the next user message and runs the loop until the
+// model hands over (answers without tool calls) or something stops the
+// turn. The returned Turn is complete in every case. The error is non-nil
+// only when the attempt itself cannot go on: ctx ended (the attempt is
+// interrupted; the Turn is partial) or the transcript could not be written.
+func (l *Loop) RunPhase(ctx context.Context, phase int, prompt string) (runstore.Turn, error) {
+	start := time.Now()
+	turn := runstore.Turn{Phase: phase, ToolCalls: map[string]int{}, FinishReasons: []string{}}
+	wctx := ctx
+	if l.cfg.Budgets.WallTime > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadlineCause(ctx, start.Add(l.cfg.Budgets.WallTime-l.usedWall), errWallTime)
+		defer cancel()
+	}
+	user := model.Message{Role: model.RoleUser, Content: prompt}
+	l.msgs = append(l.msgs, user)
+	l.tr.write(Event{Kind: EventPhaseStart, Phase: phase, Message: &user})
+
+	err := l.turn(ctx, wctx, &turn)
+
+	// Self-checks are per turn: each hand-over is judged by the checks the
+	// agent ran in that phase (a phase that ran none has null).
+	turn.LastTest, turn.LastTypecheck = l.lastCheck[0], l.lastCheck[1]
+	l.lastCheck = [2]*runstore.SelfCheck{}
+	elapsed := time.Since(start)
+	turn.Seconds = elapsed.Seconds()
+	l.usedWall += elapsed
+	l.meter.taskSeconds += turn.Seconds
+	l.tr.write(Event{Kind: EventPhaseEnd, Phase: phase, Turn: &turn})
+	if err == nil {
+		err = l.tr.err
+	}
+	return turn, err
+}
+
+// stop ends a turn with a termination class.
+func stop(turn *runstore.Turn, t runstore.Termination, format string, a ...any) {
+	turn.Termination = t
+	if format != "" {
+		turn.Error = fmt.Sprintf(format, a...)
+	}
+}
+
+func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
+	b := l.cfg.Budgets
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if wctx.Err() != nil {
+			stop(turn, runstore.TermWallTimeLimit, "wall-time budget of %s exhausted", b.WallTime)
+			return nil
+		}
+		params := l.cfg.Params
+		if b.GeneratedTokens > 0 {
+			left := b.GeneratedTokens - l.usedTokens
+			if left <= 0 {
+				stop(turn, runstore.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
+				return nil
+			}
+			// The last response may only generate what the budget has
+			// left, so the budget stops within one response.
+			if params.MaxTokens <= 0 || int64(params.MaxTokens) > left {
+				params.MaxTokens = int(left)
+			}
+		}
+		stepStart := time.Now()
+		l.seq++
+		ev := Event{Kind: EventRequest, Phase: turn.Phase, Seq: l.seq, MessageCount: len(l.msgs), MaxTokens: params.MaxTokens}
+		if !l.setup {
+			l.setup = true
+			ev.Setup = &RequestSetup{Model: l.cfg.ModelName, Stream: !l.cfg.NoStream, Params: l.cfg.Params, Tools: Tools, SystemPrompt: l.cfg.SystemPrompt}
+		}
+		l.tr.write(ev)
+		resp, err := l.cfg.Model.Chat(wctx, model.Request{Model: l.cfg.ModelName, Messages: l.msgs, Tools: Tools, ToolChoice: "auto", Params: params, Stream: !l.cfg.NoStream})
+		modelTime := time.Since(stepStart)
+		if err != nil {
+			kind := ""
+			var me *model.Error
+			if errors.As(err, &me) {
+				kind = string(me.Kind)
+			}
+			l.tr.write(Event{Kind: EventModelError, Phase: turn.Phase, Seq: l.seq, Error: err.Error(), ErrorKind: kind})
+			switch {
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case errors.Is(context.Cause(wctx), errWallTime):
+				stop(turn, runstore.TermWallTimeLimit, "wall-time budget of %s ran out during a model response (its tokens are not counted)", b.WallTime)
+			default:
+				stop(turn, runstore.TermModelError, "%v", err)
+			}
+			return nil
+		}
+		turn.Responses++
+		turn.FinishReasons = append(turn.FinishReasons, resp.FinishReason)
+		l.meter.add(resp)
+		if n, ok := resp.OutputTokens(); ok {
+			l.usedTokens += n
+		}
+		msg := resp.Message()
+		l.msgs = append(l.msgs, msg)
+		l.tr.write(Event{Kind: EventResponse, Phase: turn.Phase, Seq: l.seq, Response: resp})
+
+		budgetHit := b.GeneratedTokens > 0 && l.usedTokens >= b.GeneratedTokens
+		if len(resp.ToolCalls) == 0 {
+			switch {
+			case resp.FinishReason == model.FinishLength && budgetHit:
+				stop(turn, runstore.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
+			case resp.FinishReason == model.FinishLength:
+				stop(turn, runstore.TermOutputTruncated, "a response hit its output cap of %d tokens without a usable step", params.MaxTokens)
+			default:
+				turn.Termination = runstore.TermCompleted
+				turn.AgentFinished = true
+				turn.FinalText = strings.TrimSpace(resp.Content) != ""
+			}
+			return nil
+		}
+		turn.FinalText = false
+		var execTime time.Duration
+		for i, tc := range resp.ToolCalls {
+			skip := ""
+			switch {
+			case ctx.Err() != nil:
+				skip = "the attempt was interrupted"
+			case budgetHit:
+				skip = "the generated-token budget is exhausted"
+				stop(turn, runstore.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
+			case wctx.Err() != nil:
+				skip = "the wall-time budget is exhausted"
+				stop(turn, runstore.TermWallTimeLimit, "wall-time budget of %s exhausted", b.WallTime)
+			case b.ToolCalls > 0 && l.usedCalls >= b.ToolCalls:
+				skip = "the tool-call budget is exhausted"
+				stop(turn, runstore.TermToolCallLimit, "tool-call budget of %d exhausted", b.ToolCalls)
+			case turn.Termination != "":
+				skip = "the turn was stopped"
+			}
+			if skip != "" {
+				// Every call gets an answer, so the conversation stays valid
+				// for a later phase.
+				l.answer(turn, tc, &toolResult{content: "not run: " + skip}, skip)
+				continue
+			}
+			l.usedCalls++
+			turn.ToolCalls[tc.Name]++
+			res, err := l.runTool(wctx, tc)
+			if err != nil {
+				var se *errSandbox
+				switch {
+				case ctx.Err() != nil:
+					l.answer(turn, tc, &toolResult{content: "not run: the attempt was interrupted"}, "interrupted")
+				case errors.As(err, &se):
+					stop(turn, runstore.TermSandboxError, "tool %s (call %d of the response): %v", tc.Name, i+1, err)
+					l.answer(turn, tc, &toolResult{content: "error: the sandbox failed: " + se.err.Error(), failed: true}, "")
+				default: // the wall time ran out inside the command
+					stop(turn, runstore.TermWallTimeLimit, "wall-time budget of %s ran out during tool %s", b.WallTime, tc.Name)
+					l.answer(turn, tc, &toolResult{content: "error: stopped: the wall-time budget is exhausted", failed: true}, "")
+				}
+				continue
+			}
+			execTime += res.execTime
+			if res.failed {
+				turn.ToolErrors++
+				l.meter.toolErrors++
+			}
+			l.meter.toolCalls++
+			if tc.Name == ToolBash && res.exec != nil {
+				l.selfCheck(tc, res)
+			}
+			l.answer(turn, tc, res, "")
+		}
+		if turn.Termination == "" {
+			l.overhead = append(l.overhead, time.Since(stepStart)-modelTime-execTime)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if turn.Termination != "" {
+			return nil
+		}
+	}
+}
+
+// answer appends the tool message for a call and records it.
+func (l *Loop) answer(turn *runstore.Turn, tc model.ToolCall, res *toolResult, skipped string) {
+	content := res.content
+	if content == "" {
+		content = "(no output)"
+	}
+	l.msgs = append(l.msgs, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: content})
+	te := &ToolEvent{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments, Result: content, Error: res.failed, Seconds: res.execTime.Seconds(), Skipped: skipped}
+	if res.exec != nil {
+		code := res.exec.ExitCode
+		te.ExitCode, te.TimedOut = &code, res.exec.TimedOut
+	}
+	l.tr.write(Event{Kind: EventTool, Phase: turn.Phase, Seq: l.seq, Tool: te})
+}
+
+// selfCheck records a bash command that ran tests or a type check.
+func (l *Loop) selfCheck(tc model.ToolCall, res *toolResult) {
+	var a struct {
+		Command string `json:"command"`
+	}
+	if decodeArgs(tc.Arguments, &a) != nil {
+		return
+	}
+	test, tsc := classifyCommand(a.Command)
+	sc := &runstore.SelfCheck{Command: a.Command, ExitCode: res.exec.ExitCode, Passed: res.exec.ExitCode == 0 && !res.exec.TimedOut}
+	if test {
+		l.lastCheck[0] = sc
+	}
+	if tsc {
+		l.lastCheck[1] = sc
+	}
+}

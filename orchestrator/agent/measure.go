@@ -1,0 +1,111 @@
+package agent
+
+import (
+	"github.com/evalctl/evalctl/orchestrator/model"
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+)
+
+// meter sums what the server reported about each response (DESIGN.md,
+// "Measurements"). A figure some response did not report makes the sum
+// unknown (nil), never a partial number passed off as the whole.
+type meter struct {
+	responses              int
+	outputTokens           int64
+	decodeSeconds          float64
+	promptTokens, cached   int64
+	promptSeconds          float64
+	promptKnown, cacheKnow bool
+	maxSeq                 int64
+	maxSeqKnown            bool
+	draftN, draftAccepted  int64
+	draftSeen              bool
+	serverTimed, clientRun int
+	finish                 map[string]int
+	toolCalls, toolErrors  int
+	taskSeconds            float64
+}
+
+func (m *meter) init() {
+	m.promptKnown, m.cacheKnow = true, true
+	m.finish = map[string]int{}
+}
+
+func (m *meter) add(r *model.Response) {
+	m.responses++
+	if n, ok := r.OutputTokens(); ok {
+		m.outputTokens += n
+	}
+	sec, server := r.DecodeSeconds()
+	m.decodeSeconds += sec
+	if server {
+		m.serverTimed++
+	} else {
+		m.clientRun++
+	}
+	t := r.Timings
+	if t != nil && t.PromptN != nil && t.PromptMS != nil {
+		m.promptTokens += *t.PromptN
+		m.promptSeconds += *t.PromptMS / 1000
+	} else {
+		m.promptKnown = false
+	}
+	if t != nil && t.CacheN != nil {
+		m.cached += *t.CacheN
+	} else {
+		m.cacheKnow = false
+	}
+	if n, ok := r.SequenceTokens(); ok {
+		m.maxSeqKnown = true
+		m.maxSeq = max(m.maxSeq, n)
+	}
+	if t != nil && t.DraftN != nil && t.DraftNAccepted != nil {
+		m.draftSeen = true
+		m.draftN += *t.DraftN
+		m.draftAccepted += *t.DraftNAccepted
+	}
+	reason := r.FinishReason
+	if reason == "" {
+		reason = "none"
+	}
+	m.finish[reason]++
+}
+
+func (m *meter) result() *runstore.Measurements {
+	out := &runstore.Measurements{
+		NativeOutputTokens: m.outputTokens,
+		DecodeSeconds:      m.decodeSeconds,
+		TaskSeconds:        m.taskSeconds,
+		ToolCalls:          m.toolCalls,
+		ToolErrors:         m.toolErrors,
+		Responses:          m.responses,
+		FinishReasons:      map[string]int{},
+	}
+	for k, v := range m.finish {
+		out.FinishReasons[k] = v
+	}
+	if m.promptKnown {
+		out.PromptTokens, out.PromptSeconds = ptr(m.promptTokens), ptr(m.promptSeconds)
+	}
+	if m.cacheKnow {
+		out.CachedTokens = ptr(m.cached)
+	}
+	if m.maxSeqKnown {
+		out.MaxSequenceTokens = ptr(m.maxSeq)
+	}
+	if m.draftSeen {
+		out.DraftTokens, out.DraftAccepted = ptr(m.draftN), ptr(m.draftAccepted)
+	}
+	switch {
+	case m.responses == 0:
+		out.TimingsSource = "none"
+	case m.clientRun == 0:
+		out.TimingsSource = "server"
+	case m.serverTimed == 0:
+		out.TimingsSource = "client"
+	default:
+		out.TimingsSource = "mixed"
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }

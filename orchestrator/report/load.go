@@ -1,0 +1,172 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+)
+
+// RunInfo identifies one pooled run: what it ran under and which suite
+// version its outcomes were looked up under.
+type RunInfo struct {
+	ID             string            `json:"id"`
+	Kind           string            `json:"kind"`
+	CreatedAt      time.Time         `json:"created_at"`
+	PlanSHA256     string            `json:"plan_sha256"`
+	Suite          runstore.SuiteRef `json:"suite"`
+	ImageID        string            `json:"image_id"`
+	EvalctlVersion string            `json:"evalctl_version"`
+	// GradedSuite is the suite id ("name@version") outcomes were read under.
+	GradedSuite string `json:"graded_suite"`
+}
+
+// Input is what a report is built from: the runs and one row per attempt
+// record, in run order and then slot order. The order matters: pooled sums
+// are taken in it, so the same input always gives the same floats.
+type Input struct {
+	Runs []RunInfo `json:"runs"`
+	Rows []Row     `json:"rows"`
+}
+
+// NewRunInfo describes a run whose outcomes are read under suiteVersion
+// (see SuiteID).
+func NewRunInfo(r *runstore.Run, suiteVersion string) RunInfo {
+	return RunInfo{
+		ID: r.ID, Kind: r.Kind, CreatedAt: r.CreatedAt, PlanSHA256: r.PlanSHA256,
+		Suite: r.Suite, ImageID: r.ImageID, EvalctlVersion: r.EvalctlVersion,
+		GradedSuite: SuiteID(r, suiteVersion),
+	}
+}
+
+// SuiteID is the suite id outcomes of run r are read under: the suite the
+// run ran under by default, another graded version of it when version is
+// given ("2.0.2"), or exactly version when it names a suite ("dev@2.0.2").
+func SuiteID(r *runstore.Run, version string) string {
+	switch {
+	case version == "":
+		return r.Suite.Name + "@" + r.Suite.Version
+	case strings.Contains(version, "@"):
+		return version
+	default:
+		return r.Suite.Name + "@" + version
+	}
+}
+
+// Load reads run directories into rows. suiteVersion picks the graded suite
+// version (see SuiteID); an attempt without grades under it is ungraded.
+func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, error) {
+	in := &Input{}
+	seen := map[string]string{}
+	for _, dir := range dirs {
+		st, err := runstore.Open(dir)
+		if err != nil {
+			return nil, err
+		}
+		run, err := st.ReadRun()
+		if err != nil {
+			return nil, fmt.Errorf("read run %s: %w", dir, err)
+		}
+		if prev, ok := seen[run.ID]; ok {
+			return nil, fmt.Errorf("run %s given twice (%s and %s): its attempts would count double", run.ID, prev, dir)
+		}
+		seen[run.ID] = dir
+		info := NewRunInfo(run, suiteVersion)
+		in.Runs = append(in.Runs, info)
+		attempts, err := st.Attempts()
+		if err != nil {
+			return nil, err
+		}
+		replacedBy := map[string]string{}
+		for _, a := range attempts {
+			if a.ReplacementOf != "" {
+				replacedBy[a.ReplacementOf] = a.ID
+			}
+		}
+		for _, a := range attempts {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			var grades []*grader.Grade
+			if a.State == runstore.Completed {
+				grades, err = st.Grades(a, info.GradedSuite)
+				if err != nil {
+					return nil, fmt.Errorf("run %s attempt %s: grades %s: %w", dir, a.ID, info.GradedSuite, err)
+				}
+			}
+			row := NewRow(a, info.GradedSuite, grades)
+			if by, ok := replacedBy[a.ID]; ok {
+				row.ReplacedBy = &by
+			}
+			in.Rows = append(in.Rows, row)
+		}
+	}
+	return in, nil
+}
+
+// NewRow turns an attempt record and its grades under suiteID (one per
+// answer snapshot, nil where missing) into a row. A completed attempt with a
+// snapshot left ungraded under suiteID is Ungraded: its outcome is unknown,
+// not failed.
+func NewRow(a *runstore.Attempt, suiteID string, grades []*grader.Grade) Row {
+	r := Row{
+		RunID: a.RunID, AttemptID: a.ID, Slot: a.Slot, Arm: a.Arm, ArmHash: a.ArmHash,
+		Case: a.Case, Language: a.Language, Repeat: a.Repeat, Seed: a.Seed,
+		State: string(a.State), ImageID: a.ImageID, Suite: suiteID,
+		ExpectedTurns: a.ExpectedTurns, Status: Unscored,
+	}
+	if a.ReplacementOf != "" {
+		s := a.ReplacementOf
+		r.ReplacementOf = &s
+	}
+	if a.State != runstore.Completed {
+		return r
+	}
+	n := len(a.Turns)
+	r.Turns = &n
+	if n > 0 {
+		t := string(a.Turns[n-1].Termination)
+		r.Termination = &t
+	}
+	if m := a.Measurements; m != nil {
+		tok, dec, task := m.NativeOutputTokens, m.DecodeSeconds, m.TaskSeconds
+		calls, errs := m.ToolCalls, m.ToolErrors
+		src := m.TimingsSource
+		r.NativeOutputTokens, r.DecodeSeconds, r.TaskSeconds = &tok, &dec, &task
+		r.ToolCalls, r.ToolErrors = &calls, &errs
+		r.PromptTokens, r.PromptSeconds = m.PromptTokens, m.PromptSeconds
+		r.MaxSequenceTokens = m.MaxSequenceTokens
+		r.DraftTokens, r.DraftAccepted = m.DraftTokens, m.DraftAccepted
+		if src != "" {
+			r.TimingsSource = &src
+		}
+	}
+	for _, g := range grades {
+		if g == nil {
+			r.Status = Ungraded
+			return r
+		}
+	}
+	o := runstore.Score(a, grades)
+	if o == nil {
+		return r
+	}
+	r.Status = Scored
+	f, d := o.Functional, o.Delivered
+	r.Functional, r.Delivered = &f, &d
+	if len(grades) > 0 {
+		// Phases graded under one suite id share its fingerprint; if they
+		// do not, keep every value so the mixed-pool check sees them.
+		fp := grades[0].SuiteFingerprint
+		for _, g := range grades[1:] {
+			if g.SuiteFingerprint != grades[0].SuiteFingerprint && !strings.Contains(fp, g.SuiteFingerprint) {
+				fp += "+" + g.SuiteFingerprint
+			}
+		}
+		r.SuiteFingerprint = &fp
+	}
+	return r
+}

@@ -1,0 +1,85 @@
+// Package report pools the attempts of one or more run directories per arm,
+// exactly as DESIGN.md defines (sums of tokens over sums of seconds, never
+// an average of per-attempt rates), says how sure the numbers are (Wilson
+// intervals, a paired bootstrap over cases, an exact McNemar test) and
+// writes them as text, Markdown, JSON, CSV or one self-contained HTML page.
+// Export and Verify turn a report into files anyone can check: the rows the
+// aggregates come from, the aggregates, the protocol and their checksums.
+//
+// Everything is computed from Rows, one per attempt record, so that a report
+// made from run directories and one recomputed from an export's
+// attempts.json go through the same code and agree to the last bit.
+package report
+
+// Status says whether an attempt has an outcome under the chosen suite
+// version. Only scored attempts count; the other two are unknown, never
+// failures.
+type Status string
+
+// Attempt statuses.
+const (
+	// Scored: completed and graded under the chosen suite version.
+	Scored Status = "scored"
+	// Ungraded: completed, but some answer snapshot has no grade under the
+	// chosen suite version (e.g. a regrade that did not cover this run).
+	Ungraded Status = "ungraded"
+	// Unscored: never completed (planned, running, interrupted, cancelled,
+	// infrastructure failure).
+	Unscored Status = "unscored"
+)
+
+// Row is one attempt record as the report sees it: identity, outcome under
+// the chosen suite version and the measurements it pools. Row is what
+// attempts.json and attempts.csv hold, so its JSON names are a stable
+// interface. Null (nil) means unknown and is never counted.
+type Row struct {
+	RunID     string `json:"run_id"`
+	AttemptID string `json:"attempt_id"`
+	Slot      int    `json:"slot"`
+	Arm       string `json:"arm"`
+	ArmHash   string `json:"arm_hash"`
+	Case      string `json:"case"`
+	Language  string `json:"language"`
+	Repeat    string `json:"repeat"`
+	Seed      int64  `json:"seed"`
+	State     string `json:"state"`
+	// ReplacementOf is the infra-failed attempt this one replaces;
+	// ReplacedBy the attempt that replaced this one. A replaced attempt
+	// keeps its record but does not occupy a plan slot.
+	ReplacementOf *string `json:"replacement_of"`
+	ReplacedBy    *string `json:"replaced_by"`
+	ImageID       string  `json:"image_id"`
+	// Suite is the suite id ("name@version") the outcome was looked up
+	// under; SuiteFingerprint is the fingerprint recorded in those grades
+	// (null unless scored).
+	Suite            string  `json:"suite"`
+	SuiteFingerprint *string `json:"suite_fingerprint"`
+	Status           Status  `json:"status"`
+	Functional       *bool   `json:"functional"`
+	Delivered        *bool   `json:"delivered"`
+	ExpectedTurns    int     `json:"expected_turns"`
+	Turns            *int    `json:"turns"`
+	// Termination is the last turn's termination: the one that ended the
+	// attempt.
+	Termination        *string  `json:"termination"`
+	NativeOutputTokens *int64   `json:"native_output_tokens"`
+	DecodeSeconds      *float64 `json:"decode_seconds"`
+	TaskSeconds        *float64 `json:"task_seconds"`
+	PromptTokens       *int64   `json:"prompt_tokens"`
+	PromptSeconds      *float64 `json:"prompt_seconds"`
+	ToolCalls          *int     `json:"tool_calls"`
+	ToolErrors         *int     `json:"tool_errors"`
+	MaxSequenceTokens  *int64   `json:"max_sequence_tokens"`
+	DraftTokens        *int64   `json:"draft_tokens"`
+	DraftAccepted      *int64   `json:"draft_accepted"`
+	TimingsSource      *string  `json:"timings_source"`
+}
+
+// measured reports whether the row enters the pooled speed figures: scored
+// and with measurements.
+func (r *Row) measured() bool {
+	return r.Status == Scored && r.NativeOutputTokens != nil && r.DecodeSeconds != nil && r.TaskSeconds != nil
+}
+
+// inPlan reports whether the row occupies a plan slot (it was not replaced).
+func (r *Row) inPlan() bool { return r.ReplacedBy == nil }

@@ -1,0 +1,557 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/orchestrator/agent"
+	"github.com/evalctl/evalctl/orchestrator/model"
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+// ErrGuard is returned when a guard (temperature, stop file) stopped the
+// run between attempts; the run can be resumed.
+var ErrGuard = errors.New("guard tripped")
+
+// ErrInterrupted is returned when the run was cancelled (Ctrl-C); the
+// attempt in flight is recorded as interrupted and the run can be resumed.
+var ErrInterrupted = errors.New("run interrupted")
+
+// ErrChanged is returned by a resume when the plan or the suite changed
+// since registration.
+var ErrChanged = errors.New("run changed since registration")
+
+// TemperatureSource reads the temperature the guard watches;
+// *telemetry.Thermal satisfies it. A nil reading (with a reason) means
+// unknown: the guard does not trip on what it cannot see.
+type TemperatureSource interface {
+	CPUTemperature(ctx context.Context) (*float64, string, error)
+}
+
+// Options configure Run.
+type Options struct {
+	// PlanFile registers a new run from a plan file, under OutDir.
+	PlanFile string
+	OutDir   string
+	// ResumeDir resumes an existing run instead.
+	ResumeDir string
+	// ReplaceInfra re-runs infra-failed slots as registered replacements.
+	ReplaceInfra bool
+	// Engine and Image run the sandboxes; Image is built if empty.
+	Engine *sandbox.Engine
+	Image  *sandbox.BuiltImage
+	// GradeConcurrency bounds concurrent grades (default 1).
+	GradeConcurrency int
+	// Temperature feeds the temperature guard (nil: no guard reading).
+	Temperature TemperatureSource
+	// Progress receives progress output; Live redraws one status line (a
+	// terminal) instead of printing log lines.
+	Progress io.Writer
+	Live     bool
+	// Sandbox limits for the agent's container.
+	Limits sandbox.Limits
+}
+
+// Result summarises a run.
+type Result struct {
+	Dir        string
+	RunID      string
+	PlanSHA256 string
+	Attempts   []*runstore.Attempt
+}
+
+// Run registers (or resumes) a run and executes its attempts.
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	if opts.Engine == nil {
+		return nil, errors.New("run: no sandbox engine")
+	}
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	var (
+		r   *runner
+		err error
+	)
+	if opts.ResumeDir != "" {
+		r, err = resume(ctx, opts)
+	} else {
+		r, err = register(ctx, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer r.store.Unlock()
+	err = r.execute(ctx)
+	res := &Result{Dir: r.store.Dir, RunID: r.run.ID, PlanSHA256: r.run.PlanSHA256}
+	res.Attempts, _ = r.store.Attempts()
+	return res, err
+}
+
+type runner struct {
+	opts   Options
+	plan   *Plan
+	suite  *tasks.Suite
+	store  *runstore.Store
+	run    *runstore.Run
+	image  *sandbox.BuiltImage
+	grader *grader.Grader
+	prog   *progress
+}
+
+func ensureImage(ctx context.Context, opts Options) (*sandbox.BuiltImage, error) {
+	if opts.Image != nil {
+		return opts.Image, nil
+	}
+	recipe, err := sandbox.DefaultRecipe()
+	if err != nil {
+		return nil, err
+	}
+	return opts.Engine.Build(ctx, recipe, sandbox.BuildOptions{Log: opts.Progress})
+}
+
+func register(ctx context.Context, opts Options) (*runner, error) {
+	plan, suite, err := LoadPlan(opts.PlanFile)
+	if err != nil {
+		return nil, err
+	}
+	img, err := ensureImage(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	out := opts.OutDir
+	if out == "" {
+		out = "runs"
+	}
+	store, err := runstore.Create(filepath.Join(out, id.String()))
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Lock(); err != nil {
+		return nil, err
+	}
+	data, err := plan.Encode()
+	if err != nil {
+		return nil, err
+	}
+	if err := runstore.WriteFileAtomic(store.Path(runstore.PlanFile), data, 0o644); err != nil {
+		return nil, err
+	}
+	sum, err := runstore.FileSHA256(store.Path(runstore.PlanFile))
+	if err != nil {
+		return nil, err
+	}
+	run := &runstore.Run{
+		ID: id.String(), CreatedAt: time.Now().UTC(), PlanSHA256: sum, Kind: "cohort",
+		Suite:   runstore.SuiteRef{Name: suite.Name, Version: suite.Version, Fingerprint: suite.Fingerprint},
+		ImageID: img.ID, EvalctlVersion: Version(),
+	}
+	// Every slot gets its planned record before the first attempt runs, so
+	// that what was planned is on disk whatever happens next.
+	for _, s := range plan.Slots {
+		if _, err := newAttempt(store, run, plan, suite, s, ""); err != nil {
+			return nil, err
+		}
+	}
+	if err := store.WriteRun(run); err != nil {
+		return nil, err
+	}
+	store.AppendEvent(runstore.Event{Kind: "registered", Detail: fmt.Sprintf("plan sha256 %s, %d attempts", sum, len(plan.Slots))})
+	fmt.Fprintf(opts.Progress, "registered run %s\n  plan sha256 %s\n  suite %s (%s)\n  image %s\n  %d attempts: %d arms x %d cases x %d repeats\n  directory %s\n",
+		run.ID, sum, suite.ID(), suite.Fingerprint, img.ID, len(plan.Slots), len(plan.Arms), len(plan.Cases), len(plan.Repeats), store.Dir)
+	return newRunner(opts, plan, suite, store, run, img), nil
+}
+
+func newRunner(opts Options, plan *Plan, suite *tasks.Suite, store *runstore.Store, run *runstore.Run, img *sandbox.BuiltImage) *runner {
+	gc := opts.GradeConcurrency
+	if gc < 1 {
+		gc = 1
+	}
+	return &runner{
+		opts: opts, plan: plan, suite: suite, store: store, run: run, image: img,
+		grader: grader.New(opts.Engine, img.Ref, img.ID, grader.Options{Concurrency: gc}),
+		prog:   newProgress(opts.Progress, opts.Live, len(plan.Slots)),
+	}
+}
+
+func newAttempt(store *runstore.Store, run *runstore.Run, plan *Plan, suite *tasks.Suite, s Slot, replaces string) (*runstore.Attempt, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	arm := plan.Arm(s.Arm)
+	c := suite.Case(s.Case)
+	a := &runstore.Attempt{
+		ID: id.String(), RunID: run.ID, Slot: s.Index, Arm: s.Arm, ArmHash: arm.Hash(),
+		Case: s.Case, Language: string(c.Language), Repeat: s.Repeat, Seed: s.Seed, State: runstore.Planned,
+		ReplacementOf: replaces, Suite: run.Suite, ImageID: run.ImageID, EvalctlVersion: run.EvalctlVersion,
+		ExpectedTurns: len(c.Phases),
+	}
+	return a, store.WriteAttempt(a)
+}
+
+func resume(ctx context.Context, opts Options) (*runner, error) {
+	store, err := runstore.Open(opts.ResumeDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Lock(); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*runner, error) {
+		store.Unlock()
+		return nil, err
+	}
+	run, err := store.ReadRun()
+	if err != nil {
+		return fail(err)
+	}
+	sum, err := runstore.FileSHA256(store.Path(runstore.PlanFile))
+	if err != nil {
+		return fail(err)
+	}
+	if sum != run.PlanSHA256 {
+		return fail(fmt.Errorf("resume %s: %w: plan.json's SHA-256 is %s, registered %s; start a new run instead", store.Dir, ErrChanged, sum, run.PlanSHA256))
+	}
+	var plan Plan
+	if err := runstore.ReadJSON(store.Path(runstore.PlanFile), &plan); err != nil {
+		return fail(err)
+	}
+	suite, err := tasks.LoadSuite(plan.SuiteDir)
+	if err != nil {
+		return fail(fmt.Errorf("resume %s: %w", store.Dir, err))
+	}
+	if suite.Fingerprint != run.Suite.Fingerprint {
+		return fail(fmt.Errorf("resume %s: %w: suite %s now has fingerprint %s, registered %s; grade old answers with 'evalctl regrade' and start a new run", store.Dir, ErrChanged, suite.Dir, suite.Fingerprint, run.Suite.Fingerprint))
+	}
+	img, err := ensureImage(ctx, opts)
+	if err != nil {
+		return fail(err)
+	}
+	if img.ID != run.ImageID {
+		fmt.Fprintf(opts.Progress, "warning: the sandbox image is now %s, the run registered %s; attempts record the image they ran in\n", img.ID, run.ImageID)
+	}
+	store.AppendEvent(runstore.Event{Kind: "resumed"})
+	fmt.Fprintf(opts.Progress, "resuming run %s (plan sha256 %s)\n", run.ID, run.PlanSHA256)
+	return newRunner(opts, &plan, suite, store, run, img), nil
+}
+
+// pending works out, per slot, the attempt to run now: a planned record is
+// run as it is; a record left running by a killed process is marked
+// interrupted and replaced; infra failures are replaced on request.
+func (r *runner) pending() ([]*runstore.Attempt, int, error) {
+	all, err := r.store.Attempts()
+	if err != nil {
+		return nil, 0, err
+	}
+	latest := map[int]*runstore.Attempt{}
+	for _, a := range all {
+		if cur, ok := latest[a.Slot]; !ok || a.ReplacementOf == cur.ID || a.ID > cur.ID {
+			latest[a.Slot] = a
+		}
+	}
+	var todo []*runstore.Attempt
+	done := 0
+	for _, s := range r.plan.Slots {
+		a, ok := latest[s.Index]
+		switch {
+		case !ok:
+			na, err := newAttempt(r.store, r.run, r.plan, r.suite, s, "")
+			if err != nil {
+				return nil, 0, err
+			}
+			todo = append(todo, na)
+		case a.State == runstore.Planned:
+			todo = append(todo, a)
+		case a.State == runstore.Running || a.State == runstore.Interrupted:
+			if a.State == runstore.Running {
+				a.State = runstore.Interrupted
+				a.Error = "the runner stopped while this attempt ran (killed or crashed); it is run again as a replacement"
+				a.Measurements = nil
+				if err := r.store.WriteAttempt(a); err != nil {
+					return nil, 0, err
+				}
+				r.store.AppendEvent(runstore.Event{Kind: "interrupted", Attempt: a.ID, Detail: "found running at resume"})
+			}
+			na, err := newAttempt(r.store, r.run, r.plan, r.suite, s, a.ID)
+			if err != nil {
+				return nil, 0, err
+			}
+			todo = append(todo, na)
+		case a.State == runstore.InfraFailed && r.opts.ReplaceInfra:
+			na, err := newAttempt(r.store, r.run, r.plan, r.suite, s, a.ID)
+			if err != nil {
+				return nil, 0, err
+			}
+			r.store.AppendEvent(runstore.Event{Kind: "replace_infra", Attempt: na.ID, Detail: "replaces " + a.ID})
+			todo = append(todo, na)
+		default:
+			done++
+		}
+	}
+	return todo, done, nil
+}
+
+func (r *runner) execute(ctx context.Context) error {
+	todo, done, err := r.pending()
+	if err != nil {
+		return err
+	}
+	r.prog.start(done)
+	defer r.prog.finish()
+	sems := map[string]chan struct{}{}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	record := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	stopped := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return firstErr != nil
+	}
+	for i, a := range todo {
+		if ctx.Err() != nil || stopped() {
+			break
+		}
+		if i > 0 && r.plan.RestSeconds > 0 {
+			select {
+			case <-time.After(seconds(r.plan.RestSeconds)):
+			case <-ctx.Done():
+			}
+		}
+		if why := r.guard(ctx); why != "" {
+			r.store.AppendEvent(runstore.Event{Kind: "guard", Detail: why})
+			record(fmt.Errorf("%w: %s; resume with 'evalctl run --resume %s'", ErrGuard, why, r.store.Dir))
+			break
+		}
+		arm := r.plan.Arm(a.Arm)
+		key := arm.Endpoint.BaseURL
+		sem, ok := sems[key]
+		if !ok {
+			sem = make(chan struct{}, r.plan.Concurrency)
+			sems[key] = sem
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := r.attempt(ctx, a); err != nil {
+				record(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: resume with 'evalctl run --resume %s'", ErrInterrupted, r.store.Dir)
+	}
+	return firstErr
+}
+
+// guard returns why the run must stop before the next attempt, or "".
+func (r *runner) guard(ctx context.Context) string {
+	if f := r.plan.Guards.StopFile; f != "" {
+		if !filepath.IsAbs(f) {
+			f = r.store.Path(f)
+		}
+		if _, err := os.Stat(f); err == nil {
+			return "stop file " + f + " exists (remove it before resuming)"
+		}
+	}
+	if max := r.plan.Guards.MaxTemperatureC; max > 0 && r.opts.Temperature != nil {
+		t, _, err := r.opts.Temperature.CPUTemperature(ctx)
+		if err == nil && t != nil && *t > max {
+			return fmt.Sprintf("temperature %.1f °C is above the guard's %.1f °C", *t, max)
+		}
+	}
+	return ""
+}
+
+// attempt runs one attempt end to end and records it. It returns an error
+// only for failures of the run itself (a record that cannot be written);
+// everything else is recorded in the attempt.
+func (r *runner) attempt(ctx context.Context, a *runstore.Attempt) error {
+	arm := r.plan.Arm(a.Arm)
+	c := r.suite.Case(a.Case)
+	now := time.Now().UTC()
+	a.State, a.StartedAt = runstore.Running, &now
+	if err := r.store.WriteAttempt(a); err != nil {
+		return err
+	}
+	r.store.AppendEvent(runstore.Event{Kind: "start", Attempt: a.ID, Detail: fmt.Sprintf("slot %d %s %s %s", a.Slot, a.Arm, a.Case, a.Repeat)})
+	r.prog.begin(a)
+	out := r.runAttempt(ctx, a, arm, c)
+	end := time.Now().UTC()
+	a.FinishedAt = &end
+	switch {
+	case ctx.Err() != nil:
+		a.State = runstore.Interrupted
+		a.Error = "cancelled by the user (Ctrl-C); run again on resume"
+		a.Measurements = nil
+	case out.infra != nil:
+		a.State = runstore.InfraFailed
+		a.Error = out.infra.Error()
+		a.Measurements = nil
+	default:
+		a.State = runstore.Completed
+	}
+	if err := r.store.WriteAttempt(a); err != nil {
+		return err
+	}
+	r.store.AppendEvent(runstore.Event{Kind: string(a.State), Attempt: a.ID, Detail: a.Error})
+	var grades []*grader.Grade
+	if a.State == runstore.Completed {
+		grades = out.grades
+	}
+	r.prog.end(a, runstore.Score(a, grades))
+	return nil
+}
+
+type attemptOutcome struct {
+	infra  error
+	grades []*grader.Grade
+}
+
+func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, c *tasks.Case) attemptOutcome {
+	client := model.New(model.Config{BaseURL: arm.Endpoint.BaseURL, APIKey: apiKey(arm)})
+	// What the endpoint says about itself; an endpoint that does not answer
+	// before any token is an infrastructure failure, never a model failure.
+	info, err := client.Endpoint(ctx, arm.Endpoint.Model)
+	if err != nil {
+		return attemptOutcome{infra: fmt.Errorf("endpoint %s unreachable before the attempt: %w", arm.Endpoint.BaseURL, err)}
+	}
+	a.Endpoint = info
+	box, err := r.opts.Engine.Start(ctx, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Attempt: a.ID, Limits: r.opts.Limits})
+	if err != nil {
+		return attemptOutcome{infra: fmt.Errorf("agent sandbox would not start: %w", err)}
+	}
+	defer box.Remove(context.WithoutCancel(ctx))
+	starter, err := sandbox.DirEntries(c.WorkspaceDir, tasks.Ignored)
+	if err == nil {
+		err = box.CopyIn(ctx, "/workspace", starter)
+	}
+	if err != nil {
+		return attemptOutcome{infra: fmt.Errorf("copy the starter workspace in: %w", err)}
+	}
+	tf, err := os.OpenFile(filepath.Join(r.store.AttemptDir(a.ID), runstore.TranscriptFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return attemptOutcome{infra: err}
+	}
+	defer tf.Close()
+	stream := arm.Stream == nil || *arm.Stream
+	loop, err := agent.New(agent.Config{
+		Model: client, ModelName: arm.Endpoint.Model, Params: arm.Params(a.Seed), NoStream: !stream,
+		Sandbox: box, Transcript: tf, CommandTimeout: seconds(arm.Budgets.CommandTimeoutSeconds),
+		Budgets: agent.Budgets{WallTime: seconds(arm.Budgets.WallSeconds), GeneratedTokens: arm.Budgets.GeneratedTokens, ToolCalls: arm.Budgets.ToolCalls},
+	})
+	if err != nil {
+		return attemptOutcome{infra: err}
+	}
+	var out attemptOutcome
+	for _, p := range c.Phases {
+		if p.OverlayDir != "" {
+			over, err := sandbox.DirEntries(p.OverlayDir, tasks.Ignored)
+			if err == nil {
+				err = box.CopyIn(ctx, "/workspace", over)
+			}
+			if err != nil {
+				return attemptOutcome{infra: fmt.Errorf("phase %d overlay: %w", p.Number, err)}
+			}
+		}
+		turn, err := loop.RunPhase(ctx, p.Number, p.Prompt)
+		a.Turns = append(a.Turns, turn)
+		if err != nil || ctx.Err() != nil {
+			return out // interrupted: the caller records it
+		}
+		if p.Number == 1 && turn.Termination == runstore.TermModelError && turn.Responses == 0 && loopNeverAnswered(loop) {
+			return attemptOutcome{infra: fmt.Errorf("endpoint failed before any token: %s", turn.Error)}
+		}
+		snap, err := box.Snapshot(ctx, "/workspace", tasks.Ignored)
+		if err != nil {
+			return attemptOutcome{infra: fmt.Errorf("snapshot phase %d: %w", p.Number, err)}
+		}
+		path := r.store.SnapshotPath(a.ID, p.Number)
+		if err := runstore.WriteFileAtomic(path, snap.Tar, 0o644); err != nil {
+			return attemptOutcome{infra: err}
+		}
+		a.Snapshots = append(a.Snapshots, runstore.Snapshot{Phase: p.Number, File: filepath.Base(path), SHA256: snap.SHA256, Bytes: int64(len(snap.Tar))})
+		if turn.Termination != runstore.TermCompleted {
+			break // a budget stop or an error ends the attempt; what exists is graded
+		}
+	}
+	a.Measurements = loop.Measurements()
+	a.ArmUnchanged = r.armUnchanged(a)
+	// Grade every phase snapshot in a fresh container.
+	for _, s := range a.Snapshots {
+		data, err := os.ReadFile(r.store.SnapshotPath(a.ID, s.Phase))
+		if err != nil {
+			return attemptOutcome{infra: err}
+		}
+		g, err := r.grader.Grade(ctx, r.suite, c, s.Phase, &sandbox.Snapshot{Tar: data, SHA256: s.SHA256}, grader.Labels{Run: r.run.ID, Attempt: a.ID})
+		if err != nil {
+			if ctx.Err() != nil {
+				return out
+			}
+			return attemptOutcome{infra: fmt.Errorf("grade phase %d: %w", s.Phase, err)}
+		}
+		if err := r.store.WriteGrade(a.ID, g); err != nil && !errors.Is(err, os.ErrExist) {
+			return attemptOutcome{infra: err}
+		}
+		out.grades = append(out.grades, g)
+	}
+	return out
+}
+
+// loopNeverAnswered reports whether no model response was ever received.
+func loopNeverAnswered(l *agent.Loop) bool { return l.Measurements().Responses == 0 }
+
+// armUnchanged compares the arm the attempt ran under with the registered
+// plan on disk: the plan file must still hash as registered and hold the
+// same arm, byte for byte.
+func (r *runner) armUnchanged(a *runstore.Attempt) *bool {
+	sum, err := runstore.FileSHA256(r.store.Path(runstore.PlanFile))
+	if err != nil {
+		return nil
+	}
+	var p Plan
+	if err := runstore.ReadJSON(r.store.Path(runstore.PlanFile), &p); err != nil {
+		return nil
+	}
+	arm := p.Arm(a.Arm)
+	ok := sum == r.run.PlanSHA256 && arm != nil && arm.Hash() == a.ArmHash
+	return &ok
+}
+
+// apiKey reads the arm's API key from its environment variable.
+func apiKey(a *Arm) string {
+	if a.Endpoint.APIKeyEnv == "" {
+		return ""
+	}
+	return os.Getenv(a.Endpoint.APIKeyEnv)
+}

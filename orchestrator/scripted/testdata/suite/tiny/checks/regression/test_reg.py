@@ -1,0 +1,5 @@
+from calc import add
+
+
+def test_add_zero():
+    assert add(0, 0) == 0

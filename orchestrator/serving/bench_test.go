@@ -1,0 +1,90 @@
+package serving
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+)
+
+// BenchmarkScreenClientOverhead measures what a screen request costs beyond
+// the server's own timings: against the scripted server in real time,
+// end_to_end_tps is compared with tokens / (server prompt_ms +
+// predicted_ms). overhead_% is sum(wall) / sum(server seconds) - 1 over the
+// iterations; it holds the HTTP exchange and the scripted server's own
+// handling, a few milliseconds a request. The seed_rates case runs at the
+// rates of the results file's Q4 screens (1500 prompt, 50 decode tok/s).
+//
+//	go test -run '^$' -bench ScreenClientOverhead -benchtime 10x ./orchestrator/serving
+func BenchmarkScreenClientOverhead(b *testing.B) {
+	bin := evalctlBinary(b)
+	for _, c := range []struct {
+		name              string
+		target, out       int
+		promptTPS, decode string
+	}{
+		{"fast", 2048, 128, "20000", "1000"},
+		{"fast", 8192, 256, "20000", "1000"},
+		{"fast", 32768, 512, "20000", "1000"},
+		{"seed_rates", 2048, 64, "1500", "50"},
+	} {
+		b.Run(fmt.Sprintf("%s_prompt%d_out%d", c.name, c.target, c.out), func(b *testing.B) {
+			dir := b.TempDir()
+			p, err := LoadProfile(scriptedProfile(b, dir, "bench", "--realtime", "--decode-tps", c.decode, "--prompt-tps", c.promptTPS))
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv, err := Start(context.Background(), p, StartOptions{LogPath: filepath.Join(dir, "server.log"), Evalctl: bin, CtxSize: 65536})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer srv.Stop(context.Background())
+			client := &Client{BaseURL: srv.BaseURL}
+			sc := &Screen{Spec: ScreenSpec{OutputTokens: c.out, ToleranceTokens: 64, RequestTimeout: Duration(time.Minute)},
+				Profiles: map[string]*Profile{"m": p}}
+			run := &runstore.Run{ID: "bench"}
+			var wall, server float64
+			var tokens int64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s := measure(context.Background(), client, run, sc, Leg{Label: "m", Mode: "m"},
+					sampleSpec{key: fmt.Sprintf("s%d", i), target: c.target, seed: int64(i)}, "")
+				if !s.Counted() {
+					b.Fatalf("sample not counted: %s %v %s", s.State, s.Marks, s.Error)
+				}
+				wall += *s.WallSeconds
+				server += (*s.Timings.PromptMS + *s.Timings.PredictedMS) / 1000
+				tokens += *s.PredictedN
+			}
+			b.ReportMetric((wall/server-1)*100, "overhead_%")
+			b.ReportMetric(float64(tokens)/wall, "e2e_tok/s")
+			b.ReportMetric(float64(tokens)/server, "server_tok/s")
+		})
+	}
+}
+
+// BenchmarkClientCodec is the client's CPU work per screen request outside
+// the timed span: encoding a 32K-token prompt and decoding an answer that
+// echoes it, as llama-server's /completion does.
+//
+//	go test -run '^$' -bench ClientCodec ./orchestrator/serving
+func BenchmarkClientCodec(b *testing.B) {
+	prompt := strings.Repeat("word ", 32768*4/5)
+	answer, _ := json.Marshal(map[string]any{"content": strings.Repeat("tok ", 1024), "prompt": prompt, "stop_type": "limit",
+		"tokens_predicted": 1024, "timings": map[string]any{"cache_n": 0, "prompt_n": 32768, "prompt_ms": 21000.5,
+			"predicted_n": 1024, "predicted_ms": 20000.25}})
+	b.SetBytes(int64(len(prompt) + len(answer)))
+	for i := 0; i < b.N; i++ {
+		if _, err := json.Marshal(completionBody(CompletionRequest{Prompt: prompt, NPredict: 1024})); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := parseCompletion(answer); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

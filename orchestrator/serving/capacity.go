@@ -1,0 +1,482 @@
+package serving
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/evalctl/evalctl/orchestrator"
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/telemetry"
+)
+
+// Layout of a capacity probe's run directory:
+//
+//	RUNDIR/capacity.json          CapacityPlan as registered
+//	RUNDIR/results/CTX.json       CapacityResult per context size
+//	RUNDIR/sizes/CTX/TRY/         server.log, identity.json, telemetry.jsonl, telemetry.json
+const (
+	CapacityFile = "capacity.json"
+	ResultsDir   = "results"
+	SizesDir     = "sizes"
+)
+
+// Capacity result states.
+const (
+	CapacityComplete    = "complete"
+	CapacityStartFailed = "startup_failed"
+	CapacityShortFailed = "short_generation_failed"
+	CapacityLongFailed  = "long_input_failed"
+	capacityDefaultFill = 0.9
+	capacityShortPrompt = 256
+	capacityShortOutput = 64
+	capacityLongOutput  = 128
+	capacityReqTimeout  = 60 * time.Minute
+	capacityTolerance   = 64
+)
+
+// CapacityPlan is a context-capacity probe: one server start per context
+// size, a short generation, then a near-capacity input.
+type CapacityPlan struct {
+	Profile  *Profile `json:"profile"`
+	Contexts []int    `json:"contexts"`
+	// InputTokens is the near-capacity input size for every context; 0
+	// means Fill x the context size.
+	InputTokens int     `json:"input_tokens"`
+	Fill        float64 `json:"fill"`
+	// ShortOutput and LongOutput are the exact generated tokens of the two
+	// requests.
+	ShortOutput    int      `json:"short_output"`
+	LongOutput     int      `json:"long_output"`
+	RequestTimeout Duration `json:"request_timeout"`
+}
+
+// Normalize fills defaults and checks the plan.
+func (p *CapacityPlan) Normalize() error {
+	if p.Profile == nil {
+		return errors.New("capacity: no profile")
+	}
+	if p.Profile.API != APILlamaServer {
+		return fmt.Errorf("capacity: profile %s has api %s; probes need llama-server's /tokenize and /completion", p.Profile.Name, p.Profile.API)
+	}
+	if len(p.Contexts) == 0 {
+		return errors.New("capacity: no context size")
+	}
+	seen := map[int]bool{}
+	for _, c := range p.Contexts {
+		if c < 1024 {
+			return fmt.Errorf("capacity: context size %d is too small", c)
+		}
+		if seen[c] {
+			return fmt.Errorf("capacity: context size %d given twice", c)
+		}
+		seen[c] = true
+	}
+	if _, _, _, err := p.Profile.Resolve(Vars{Host: p.Profile.Host, Port: 1, Model: p.Profile.Model, CtxSize: p.Contexts[0],
+		Evalctl: "evalctl", ProfileDir: p.Profile.Dir}); err != nil {
+		return fmt.Errorf("capacity: %w", err)
+	}
+	if p.Fill == 0 {
+		p.Fill = capacityDefaultFill
+	}
+	if p.Fill <= 0 || p.Fill > 1 {
+		return fmt.Errorf("capacity: fill %v is not in (0, 1]", p.Fill)
+	}
+	if p.InputTokens < 0 {
+		return fmt.Errorf("capacity: input tokens %d is negative", p.InputTokens)
+	}
+	if p.ShortOutput == 0 {
+		p.ShortOutput = capacityShortOutput
+	}
+	if p.LongOutput == 0 {
+		p.LongOutput = capacityLongOutput
+	}
+	if p.ShortOutput < 0 || p.LongOutput < 0 {
+		return errors.New("capacity: output tokens must be positive")
+	}
+	if p.RequestTimeout == 0 {
+		p.RequestTimeout = Duration(capacityReqTimeout)
+	}
+	return nil
+}
+
+// InputFor is the near-capacity input size probed at one context size.
+func (p *CapacityPlan) InputFor(ctxSize int) int {
+	if p.InputTokens > 0 {
+		return p.InputTokens
+	}
+	return int(p.Fill * float64(ctxSize))
+}
+
+// CapacityResult is one context size's outcome, in the results file's
+// context_capacity shape. Figures of steps never reached are null.
+type CapacityResult struct {
+	State           string `json:"state"`
+	ContextCapacity int    `json:"context_capacity"`
+	// ShortGenerationPassed is nil when the short generation never ran.
+	ShortGenerationPassed   *bool                 `json:"short_generation_passed"`
+	ShortGenerationTimings  *Timings              `json:"short_generation_timings"`
+	NearCapacityInputTarget int                   `json:"near_capacity_input_target"`
+	NearCapacityInputTokens *int64                `json:"near_capacity_input_tokens"`
+	LongInputTimings        *Timings              `json:"long_input_timings"`
+	LongInputWallSeconds    *float64              `json:"long_input_wall_seconds"`
+	MemoryPeak              *telemetry.MemoryPeak `json:"memory_peak_200ms"`
+	MemoryReason            string                `json:"memory_reason,omitempty"`
+	PowerMeanWatts          *float64              `json:"power_mean_watts"`
+	CPUPeakC                *float64              `json:"cpu_peak_c"`
+	ReadySeconds            *float64              `json:"ready_seconds"`
+	Error                   *string               `json:"error"`
+	// ServerLog is kept for every size, relative to the run directory;
+	// LogTail holds its end when the start failed.
+	ServerLog  string    `json:"server_log"`
+	LogTail    string    `json:"log_tail,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+}
+
+// RegisterCapacity creates a run directory for plan under out.
+func RegisterCapacity(out string, plan *CapacityPlan) (*runstore.Store, *runstore.Run, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now().UTC()
+	dir := filepath.Join(out, "capacity-"+plan.Profile.Name+"-"+now.Format("20060102-150405"))
+	if _, err := os.Stat(dir); err == nil {
+		dir += "-" + id.String()[:8]
+	}
+	st, err := runstore.Create(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := json.MarshalIndent(plan, "", "  ")
+	if err != nil {
+		return nil, nil, err
+	}
+	data = append(data, '\n')
+	if err := runstore.WriteFileAtomic(st.Path(CapacityFile), data, 0o644); err != nil {
+		return nil, nil, err
+	}
+	sum := sha256.Sum256(data)
+	run := &runstore.Run{ID: id.String(), CreatedAt: now, PlanSHA256: hex.EncodeToString(sum[:]),
+		EvalctlVersion: orchestrator.Version(), Kind: KindCapacity}
+	if err := st.WriteRun(run); err != nil {
+		return nil, nil, err
+	}
+	return st, run, nil
+}
+
+// OpenCapacity opens a capacity probe's run directory.
+func OpenCapacity(dir string) (*runstore.Store, *runstore.Run, *CapacityPlan, error) {
+	st, err := runstore.Open(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	run, err := st.ReadRun()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if run.Kind != KindCapacity {
+		return nil, nil, nil, fmt.Errorf("%s is a %q run, not a capacity probe", dir, run.Kind)
+	}
+	data, err := os.ReadFile(st.Path(CapacityFile))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != run.PlanSHA256 {
+		return nil, nil, nil, fmt.Errorf("%s: %s changed since registration", dir, CapacityFile)
+	}
+	var plan CapacityPlan
+	if err := json.Unmarshal(data, &plan); err != nil {
+		return nil, nil, nil, fmt.Errorf("read %s: %w", st.Path(CapacityFile), err)
+	}
+	return st, run, &plan, nil
+}
+
+// CapacityResults reads the results recorded so far, by context size.
+func CapacityResults(st *runstore.Store) (map[int]*CapacityResult, error) {
+	files, _ := filepath.Glob(st.Path(ResultsDir, "*.json"))
+	out := map[int]*CapacityResult{}
+	for _, f := range files {
+		var r CapacityResult
+		if err := runstore.ReadJSON(f, &r); err != nil {
+			return nil, err
+		}
+		out[r.ContextCapacity] = &r
+	}
+	return out, nil
+}
+
+// RunCapacity probes every context size without a recorded result. A size
+// whose server fails to start is a result (startup_failed, log kept), not
+// an error; only ctx ending stops the probe.
+func RunCapacity(ctx context.Context, st *runstore.Store, run *runstore.Run, plan *CapacityPlan, o ScreenOptions) error {
+	done, err := CapacityResults(st)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(st.Path(ResultsDir), 0o755); err != nil {
+		return err
+	}
+	progress := o.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	for _, size := range plan.Contexts {
+		if done[size] != nil {
+			continue
+		}
+		res, err := probeSize(ctx, st, run, plan, size, o)
+		if err != nil {
+			return err
+		}
+		if err := runstore.WriteJSON(st.Path(ResultsDir, strconv.Itoa(size)+".json"), res); err != nil {
+			return err
+		}
+		st.AppendEvent(runstore.Event{Kind: "capacity", Detail: fmt.Sprintf("%d: %s", size, res.State)})
+		fmt.Fprintln(progress, capacityLine(res))
+	}
+	return nil
+}
+
+func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan *CapacityPlan, size int, o ScreenOptions) (*CapacityResult, error) {
+	dir, rel, err := nextSizeTry(st, size)
+	if err != nil {
+		return nil, err
+	}
+	res := &CapacityResult{ContextCapacity: size, NearCapacityInputTarget: plan.InputFor(size),
+		ServerLog: filepath.Join(rel, ServerLog), StartedAt: time.Now().UTC()}
+	sampler, stopSampler := startSampler(ctx, o, dir)
+	finish := func() {
+		stopSampler()
+		var sum telemetry.Summary
+		if runstore.ReadJSON(filepath.Join(dir, TelemetryDc), &sum) == nil {
+			res.MemoryPeak, res.MemoryReason, res.PowerMeanWatts = sum.MemoryPeak, sum.MemoryReason, sum.PowerMeanWatts
+			if sum.CPUTempPeak != nil {
+				v := sum.CPUTempPeak.Value
+				res.CPUPeakC = &v
+			}
+		}
+		res.FinishedAt = time.Now().UTC()
+	}
+	fail := func(state string, err error) (*CapacityResult, error) {
+		res.State = state
+		msg := err.Error()
+		res.Error = &msg
+		finish()
+		return res, nil
+	}
+	sampler.SetStage("startup")
+	st.AppendEvent(runstore.Event{Kind: "capacity_start", Detail: strconv.Itoa(size)})
+	srv, err := Start(ctx, plan.Profile, StartOptions{LogPath: filepath.Join(dir, ServerLog), CtxSize: size, Evalctl: o.Evalctl})
+	if err != nil {
+		if ctx.Err() != nil {
+			stopSampler()
+			return nil, ctx.Err()
+		}
+		reason := err.Error()
+		var se *StartError
+		if errors.As(err, &se) {
+			res.LogTail, reason = se.LogTail, se.Reason
+		}
+		return fail(CapacityStartFailed, fmt.Errorf("%dK startup failed: %s; retained %s", size/1024, reason, res.ServerLog))
+	}
+	defer srv.Stop(context.Background())
+	ready := srv.ReadySeconds
+	res.ReadySeconds = &ready
+	if id, err := srv.Identity(ctx, o.Hashes); err == nil {
+		runstore.WriteJSON(filepath.Join(dir, IdentityDoc), id)
+	} else if ctx.Err() == nil {
+		st.AppendEvent(runstore.Event{Kind: "identity_failed", Detail: err.Error()})
+	}
+	c := &Client{BaseURL: srv.BaseURL}
+	rctx, cancel := context.WithTimeout(ctx, time.Duration(plan.RequestTimeout))
+	defer cancel()
+
+	sampler.SetStage("short-generation")
+	passed := false
+	res.ShortGenerationPassed = &passed
+	short, err := BuildPrompt(rctx, c, coldPrefix(run.ID, fmt.Sprintf("context %d, short", size)), 1, capacityShortPrompt, capacityTolerance)
+	if err == nil {
+		var comp *Completion
+		comp, err = c.Complete(rctx, CompletionRequest{Prompt: short.Text, NPredict: plan.ShortOutput, Seed: 1})
+		if err == nil {
+			t := comp.Timings
+			res.ShortGenerationTimings = &t
+			if t.PredictedN == nil || *t.PredictedN != int64(plan.ShortOutput) {
+				err = fmt.Errorf("short generation produced %s tokens, not %d", fmtI(t.PredictedN), plan.ShortOutput)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		stopSampler()
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		return fail(CapacityShortFailed, serverNote(err, srv))
+	}
+	passed = true
+
+	input := plan.InputFor(size)
+	sampler.SetStage(fmt.Sprintf("%dK-input-generation", input/1000))
+	long, err := BuildPrompt(rctx, c, coldPrefix(run.ID, fmt.Sprintf("context %d, near capacity", size)), 2, input, capacityTolerance)
+	if err == nil {
+		var comp *Completion
+		comp, err = c.Complete(rctx, CompletionRequest{Prompt: long.Text, NPredict: plan.LongOutput, Seed: 2})
+		if err == nil {
+			t := comp.Timings
+			res.LongInputTimings = &t
+			res.LongInputWallSeconds = &comp.WallSeconds
+			if t.PromptN != nil {
+				n := *t.PromptN
+				if t.CacheN != nil {
+					n += *t.CacheN
+				}
+				res.NearCapacityInputTokens = &n
+			}
+			if t.PredictedN == nil || *t.PredictedN != int64(plan.LongOutput) {
+				err = fmt.Errorf("near-capacity generation produced %s tokens, not %d", fmtI(t.PredictedN), plan.LongOutput)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		stopSampler()
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		return fail(CapacityLongFailed, serverNote(err, srv))
+	}
+	sampler.SetStage("stop")
+	srv.Stop(context.Background())
+	res.State = CapacityComplete
+	finish()
+	return res, nil
+}
+
+// serverNote adds to a request error that the server died, when it did.
+func serverNote(err error, srv *Server) error {
+	select {
+	case <-srv.Exited():
+		return fmt.Errorf("%w (server exited: %v; log %s)", err, srv.ExitErr(), srv.LogPath)
+	default:
+		return err
+	}
+}
+
+func nextSizeTry(st *runstore.Store, size int) (dir, rel string, err error) {
+	for k := 1; ; k++ {
+		rel = filepath.Join(SizesDir, strconv.Itoa(size), strconv.Itoa(k))
+		dir = st.Path(rel)
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return "", "", err
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, rel, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", "", err
+		}
+	}
+}
+
+func capacityLine(r *CapacityResult) string {
+	line := fmt.Sprintf("context %d: %s", r.ContextCapacity, r.State)
+	if r.LongInputTimings != nil {
+		line += fmt.Sprintf(", %s-token input: prompt %s ms, decode %s tok/s", fmtI(r.NearCapacityInputTokens),
+			fmtF(r.LongInputTimings.PromptMS, 0), fmtF(r.LongInputTimings.PredictedPerSecond, 2))
+	}
+	if r.MemoryPeak != nil {
+		line += fmt.Sprintf(", GPU memory peak %.2f GiB (%s)", gib(r.MemoryPeak.UsedBytes), r.MemoryPeak.Stage)
+	}
+	if r.Error != nil {
+		line += ": " + *r.Error
+	}
+	return line
+}
+
+// CapacityReport is a probe's results keyed like the results file's
+// context_capacity ("192", "220", "256": the size in units of 1024).
+type CapacityReport struct {
+	RunID   string                     `json:"run_id"`
+	Profile string                     `json:"profile"`
+	State   string                     `json:"state"`
+	Sizes   map[string]*CapacityResult `json:"context_capacity"`
+	order   []int
+}
+
+// BuildCapacityReport reads a probe's run directory into its report.
+func BuildCapacityReport(st *runstore.Store, run *runstore.Run, plan *CapacityPlan) (*CapacityReport, error) {
+	res, err := CapacityResults(st)
+	if err != nil {
+		return nil, err
+	}
+	r := &CapacityReport{RunID: run.ID, Profile: plan.Profile.Name, Sizes: map[string]*CapacityResult{}, State: "complete"}
+	sizes := append([]int(nil), plan.Contexts...)
+	sort.Ints(sizes)
+	for _, s := range sizes {
+		if res[s] == nil {
+			r.State = "incomplete"
+			continue
+		}
+		r.Sizes[sizeKey(s)] = res[s]
+		r.order = append(r.order, s)
+	}
+	return r, nil
+}
+
+func sizeKey(size int) string {
+	if size%1024 == 0 {
+		return strconv.Itoa(size / 1024)
+	}
+	return strconv.Itoa(size)
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *CapacityReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the report as aligned text.
+func (r *CapacityReport) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "capacity probe of %s (run %s): %s\n\n", r.Profile, r.RunID, r.State)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "context\tstate\tready s\tshort ok\tinput tokens\tprompt ms\tprompt tok/s\tdecode tok/s\tGPU peak GiB\tfree MiB\tpeak stage\terror")
+	for _, s := range r.order {
+		x := r.Sizes[sizeKey(s)]
+		short := "-"
+		if x.ShortGenerationPassed != nil {
+			short = strconv.FormatBool(*x.ShortGenerationPassed)
+		}
+		var pms, pps, dps *float64
+		if t := x.LongInputTimings; t != nil {
+			pms, pps, dps = t.PromptMS, t.PromptPerSecond, t.PredictedPerSecond
+		}
+		peak, free, stage := "-", "-", "-"
+		if m := x.MemoryPeak; m != nil {
+			peak, free, stage = fmt.Sprintf("%.2f", gib(m.UsedBytes)), fmt.Sprintf("%.0f", float64(m.FreeBytes)/(1<<20)), m.Stage
+		}
+		errText := ""
+		if x.Error != nil {
+			errText = *x.Error
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, x.State, fmtF(x.ReadySeconds, 1), short,
+			fmtI(x.NearCapacityInputTokens), fmtF(pms, 0), fmtF(pps, 1), fmtF(dps, 2), peak, free, stage, strings.TrimSpace(errText))
+	}
+	return tw.Flush()
+}

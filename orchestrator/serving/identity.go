@@ -1,0 +1,95 @@
+package serving
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+)
+
+// Identity is what was served: the exact command, what the server says
+// about itself, and the digests of the files it loaded. Two measurements
+// are comparable only when their identities say they should be.
+type Identity struct {
+	Profile       string    `json:"profile"`
+	ProfileSHA256 string    `json:"profile_sha256"`
+	API           API       `json:"api"`
+	BaseURL       string    `json:"base_url"`
+	PID           int       `json:"pid"`
+	Argv          []string  `json:"argv"`
+	Env           []string  `json:"env"`
+	CtxSize       int       `json:"ctx_size"`
+	StartedAt     time.Time `json:"started_at"`
+	ReadySeconds  float64   `json:"ready_seconds"`
+	// BuildInfo, ModelPath and ContextSize come from llama-server's /props;
+	// nil when the server does not say.
+	BuildInfo   *string `json:"build_info"`
+	ModelPath   *string `json:"model_path"`
+	ContextSize *int64  `json:"context_size"`
+	// Props and Models are the raw /props and /v1/models bodies.
+	Props  map[string]any `json:"props"`
+	Models map[string]any `json:"models"`
+	// Missing says which parts could not be read, and why.
+	Missing []string     `json:"missing,omitempty"`
+	Files   []FileDigest `json:"files"`
+}
+
+// Identity asks the running server about itself and digests the profile's
+// hash_files (through cache, which may be nil for no caching). A server
+// that does not answer /props is recorded with nil fields and a note; an
+// unreadable hash file is an error, since the profile asked for it.
+func (s *Server) Identity(ctx context.Context, cache *HashCache) (*Identity, error) {
+	id := &Identity{
+		Profile: s.Profile.Name, ProfileSHA256: s.Profile.SHA256, API: s.Profile.API, BaseURL: s.BaseURL,
+		PID: s.PID, Argv: s.Argv, Env: s.Env, CtxSize: s.CtxSize, StartedAt: s.StartedAt, ReadySeconds: s.ReadySeconds,
+	}
+	c := &Client{BaseURL: s.BaseURL}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if s.Profile.API == APILlamaServer {
+		props, err := c.get(cctx, "/props")
+		if err != nil {
+			id.Missing = append(id.Missing, fmt.Sprintf("props: %v", err))
+		} else {
+			id.Props = props
+			if v, ok := props["build_info"].(string); ok {
+				id.BuildInfo = &v
+			}
+			if v, ok := props["model_path"].(string); ok {
+				id.ModelPath = &v
+			}
+			if dgs, ok := props["default_generation_settings"].(map[string]any); ok {
+				if n, ok := dgs["n_ctx"].(float64); ok {
+					v := int64(n)
+					id.ContextSize = &v
+				}
+			}
+		}
+	}
+	if models, err := c.get(cctx, "/v1/models"); err != nil {
+		id.Missing = append(id.Missing, fmt.Sprintf("models: %v", err))
+	} else {
+		id.Models = models
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, f := range s.HashFiles {
+		d, err := cache.Digest(ctx, f)
+		if err != nil && d.SHA256 == "" {
+			return nil, fmt.Errorf("identity of %s: %w", s.Profile.Name, err)
+		}
+		id.Files = append(id.Files, d)
+	}
+	return id, nil
+}
+
+// Endpoint turns the identity into the run store's endpoint record, for an
+// attempt served by this server.
+func (id *Identity) Endpoint(model string) *runstore.EndpointInfo {
+	return &runstore.EndpointInfo{
+		BaseURL: id.BaseURL, Model: model, Props: id.Props, Models: id.Models,
+		BuildInfo: id.BuildInfo, ModelPath: id.ModelPath, ContextSize: id.ContextSize,
+	}
+}

@@ -1,0 +1,151 @@
+package serving
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadProfileStrict(t *testing.T) {
+	tests := []struct {
+		name    string
+		yaml    string
+		wantErr string // substring, with file:line
+	}{
+		{name: "unknown field", yaml: "name: a\ncommand: [x]\nctx-size: 8\n", wantErr: "p.yaml:3: field ctx-size not found in Profile"},
+		{name: "no name", yaml: "command: [x]\n", wantErr: "p.yaml:1: field name: is required"},
+		{name: "no command", yaml: "name: a\n", wantErr: "p.yaml:1: field command: is required"},
+		{name: "unknown placeholder", yaml: "name: a\ncommand:\n  - llama-server\n  - --port\n  - '{{prot}}'\n",
+			wantErr: "p.yaml:5: field command[2]: unknown placeholder {{prot}}"},
+		{name: "malformed placeholder", yaml: "name: a\ncommand: [x, '{{port']\n", wantErr: "field command[1]: malformed placeholder"},
+		{name: "bad restart", yaml: "name: a\ncommand: [x]\nrestart: per_case\n", wantErr: "p.yaml:3: field restart: \"per_case\" is not one of never, per_arm, per_attempt"},
+		{name: "bad duration", yaml: "name: a\ncommand: [x]\nstartup_timeout: 10 minutes\n", wantErr: "p.yaml:3: \"10 minutes\" is not a duration"},
+		{name: "bad api", yaml: "name: a\ncommand: [x]\napi: tgi\n", wantErr: "p.yaml:3: field api:"},
+		{name: "bad health path", yaml: "name: a\ncommand: [x]\nhealth_path: health\n", wantErr: "p.yaml:3: field health_path"},
+		{name: "bad env placeholder", yaml: "name: a\ncommand: [x]\nenv:\n  A: ok\n  B: '{{nope}}'\n", wantErr: "p.yaml:5: field env.B: unknown placeholder"},
+		{name: "port range", yaml: "name: a\ncommand: [x]\nport: 70000\n", wantErr: "p.yaml:3: field port"},
+		{name: "two documents", yaml: "name: a\ncommand: [x]\n---\nname: b\n", wantErr: "more than one YAML document"},
+		{name: "empty", yaml: "", wantErr: "empty file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "p.yaml")
+			os.WriteFile(path, []byte(tc.yaml), 0o644)
+			_, err := LoadProfile(path)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v\nwant it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestLoadProfileDefaultsAndResolve(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "q4.yaml")
+	os.WriteFile(path, []byte(`name: q4-mtp4
+command: [llama-server, -m, "{{model}}", --host, "{{host}}", --port, "{{port}}", -c, "{{ctx_size}}", --spec-draft-n-max, "4"]
+model: models/q4.gguf
+ctx_size: 65536
+env: {CUDA_VISIBLE_DEVICES: "0", LOG_DIR: "{{profile_dir}}/logs"}
+hash_files: ["{{model}}"]
+restart: per_arm
+`), 0o644)
+	p, err := LoadProfile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.API != APILlamaServer || p.Host != "127.0.0.1" || p.HealthPath != "/health" || p.Restart != RestartPerArm ||
+		time.Duration(p.StartupTimeout) != DefaultStartupTimeout || time.Duration(p.StopTimeout) != DefaultStopTimeout {
+		t.Fatalf("defaults not applied: %+v", p)
+	}
+	if p.Model != filepath.Join(dir, "models/q4.gguf") {
+		t.Fatalf("model %q not resolved against the profile's directory", p.Model)
+	}
+	if len(p.SHA256) != 64 {
+		t.Fatalf("profile digest %q", p.SHA256)
+	}
+	argv, env, files, err := p.Resolve(Vars{Host: "127.0.0.1", Port: 8081, Model: p.Model, CtxSize: 225280, ProfileDir: p.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "llama-server -m " + p.Model + " --host 127.0.0.1 --port 8081 -c 225280 --spec-draft-n-max 4"
+	if got := strings.Join(argv, " "); got != want {
+		t.Fatalf("argv = %q\nwant   %q", got, want)
+	}
+	if strings.Join(env, ";") != "CUDA_VISIBLE_DEVICES=0;LOG_DIR="+dir+"/logs" {
+		t.Fatalf("env = %q", env)
+	}
+	if len(files) != 1 || files[0] != p.Model {
+		t.Fatalf("hash files = %q", files)
+	}
+	// A placeholder without a value must not become an empty argument.
+	if _, _, _, err := p.Resolve(Vars{Host: "h", Port: 1, Model: p.Model}); err == nil || !strings.Contains(err.Error(), "{{ctx_size}} has no value") {
+		t.Fatalf("missing ctx size: err = %v", err)
+	}
+}
+
+func TestScreenSpecStrict(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("name: a\ncommand: [srv, -c, '{{ctx_size}}']\nctx_size: 4096\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "noctx.yaml"), []byte("name: b\ncommand: [srv, -c, '{{ctx_size}}']\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "vllm.yaml"), []byte("name: v\napi: openai\ncommand: [vllm]\n"), 0o644)
+	base := "name: s\nbaseline: a\nprompt_targets: [8192]\nseeds: [1]\noutput_tokens: 64\nmodes:\n  - {name: a, profile: a.yaml}\n"
+	tests := []struct {
+		name, yaml, wantErr string
+	}{
+		{"ok", base, ""},
+		{"unknown field", base + "seed: [1]\n", "s.yaml:8: field seed not found in ScreenSpec"},
+		{"baseline not a mode", strings.Replace(base, "baseline: a", "baseline: z", 1), `s.yaml:2: field baseline: "z" is not one of the modes`},
+		{"reserved name", base + "  - {name: baseline_end, profile: a.yaml}\n", "s.yaml:8: field modes[1].name: \"baseline_end\" is reserved"},
+		{"duplicate mode", base + "  - {name: a, profile: a.yaml}\n", `s.yaml:8: field modes[1].name: "a" appears twice`},
+		{"missing profile", base + "  - {name: b, profile: nope.yaml}\n", "s.yaml:8: field modes[1].profile: load profile"},
+		{"ctx size unset", base + "  - {name: b, profile: noctx.yaml}\n", "s.yaml:8: field modes[1].profile: profile b: command: placeholder {{ctx_size}} has no value"},
+		{"ctx size from spec", base + "  - {name: b, profile: noctx.yaml}\nctx_size: 8192\n", ""},
+		{"openai api", base + "  - {name: v, profile: vllm.yaml}\n", "s.yaml:8: field modes[1].profile: profile v has api openai; screens need llama-server"},
+		{"no output", strings.Replace(base, "output_tokens: 64", "output_tokens: 0", 1), "s.yaml:5: field output_tokens"},
+		{"duplicate seed", strings.Replace(base, "seeds: [1]", "seeds: [1, 1]", 1), "s.yaml:4: field seeds[1]: 1 appears twice"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, "s.yaml")
+			os.WriteFile(path, []byte(tc.yaml), 0o644)
+			sc, err := LoadScreenSpec(path)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sc.Spec.ToleranceTokens != 64 || len(sc.Legs()) != 2+len(sc.Spec.Modes)-1 {
+					t.Fatalf("defaults or legs wrong: %+v %v", sc.Spec, sc.Legs())
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v\nwant it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestExampleProfilesLoad(t *testing.T) {
+	files, _ := filepath.Glob("../../examples/profiles/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no example profiles found")
+	}
+	for _, f := range files {
+		if _, err := LoadProfile(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	for _, f := range []string{"../../examples/screen.yaml", "../../examples/screen-scripted.yaml"} {
+		sc, err := LoadScreenSpec(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if sc.Planned() == 0 {
+			t.Errorf("%s plans nothing", f)
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package serving
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// Leg labels of the baseline runs that bracket a screen.
+const (
+	BaselineStart = "baseline_start"
+	BaselineEnd   = "baseline_end"
+)
+
+// ScreenSpec is a throughput screen: every mode (a server profile) is
+// measured at every prompt target with every seed, and the baseline mode is
+// measured before and after all others so drift shows.
+type ScreenSpec struct {
+	Name string `yaml:"name" json:"name"`
+	// Baseline names the mode run as baseline_start and baseline_end.
+	Baseline string     `yaml:"baseline" json:"baseline"`
+	Modes    []ModeSpec `yaml:"modes" json:"modes"`
+	// PromptTargets are input sizes in tokens (e.g. 8192, 32768).
+	PromptTargets []int `yaml:"prompt_targets" json:"prompt_targets"`
+	// Seeds: one sample per seed per mode and target.
+	Seeds []int64 `yaml:"seeds" json:"seeds"`
+	// OutputTokens is the exact number of tokens each sample generates.
+	OutputTokens int `yaml:"output_tokens" json:"output_tokens"`
+	// ToleranceTokens bounds |actual prompt tokens - target| (default 64).
+	ToleranceTokens int `yaml:"tolerance_tokens" json:"tolerance_tokens"`
+	// CtxSize, when set, overrides every profile's ctx_size.
+	CtxSize int `yaml:"ctx_size" json:"ctx_size"`
+	// RequestTimeout bounds one generation (default 30m).
+	RequestTimeout Duration `yaml:"request_timeout" json:"request_timeout"`
+	// Temperature is sent with every request when set.
+	Temperature *float64 `yaml:"temperature" json:"temperature"`
+}
+
+// ModeSpec is one server configuration of a screen.
+type ModeSpec struct {
+	Name string `yaml:"name" json:"name"`
+	// Profile is the profile file, relative to the spec file.
+	Profile string `yaml:"profile" json:"profile"`
+}
+
+// Screen is a loaded spec with its profiles, as stored in the run directory:
+// a resumed screen runs what was registered, not what the files say now.
+type Screen struct {
+	Spec     ScreenSpec          `json:"spec"`
+	Profiles map[string]*Profile `json:"profiles"`
+}
+
+// Leg is one server run of a screen: a mode under a label.
+type Leg struct {
+	Index int    `json:"index"`
+	Label string `json:"label"`
+	Mode  string `json:"mode"`
+}
+
+// LoadScreenSpec reads a screen spec strictly and loads every profile it
+// names.
+func LoadScreenSpec(file string) (*Screen, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, err
+	}
+	var s ScreenSpec
+	doc, err := decodeYAML(abs, &s)
+	if err != nil {
+		return nil, fmt.Errorf("load screen: %w", err)
+	}
+	sc := &Screen{Spec: s, Profiles: map[string]*Profile{}}
+	if err := sc.validate(doc, filepath.Dir(abs)); err != nil {
+		return nil, fmt.Errorf("load screen: %w", err)
+	}
+	return sc, nil
+}
+
+func (sc *Screen) validate(doc *yamlDoc, dir string) error {
+	s := &sc.Spec
+	if s.Name == "" {
+		return doc.errorf([]any{"name"}, "is required")
+	}
+	if len(s.Modes) == 0 {
+		return doc.errorf([]any{"modes"}, "lists no mode")
+	}
+	for i, m := range s.Modes {
+		switch {
+		case m.Name == "":
+			return doc.errorf([]any{"modes", i, "name"}, "is required")
+		case m.Name == BaselineStart || m.Name == BaselineEnd:
+			return doc.errorf([]any{"modes", i, "name"}, "%q is reserved for the baseline runs", m.Name)
+		case !safeName(m.Name):
+			return doc.errorf([]any{"modes", i, "name"}, "%q: use letters, digits, '.', '_' and '-'", m.Name)
+		case sc.Profiles[m.Name] != nil:
+			return doc.errorf([]any{"modes", i, "name"}, "%q appears twice", m.Name)
+		case m.Profile == "":
+			return doc.errorf([]any{"modes", i, "profile"}, "is required")
+		}
+		path := m.Profile
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		p, err := LoadProfile(path)
+		if err != nil {
+			return doc.errorf([]any{"modes", i, "profile"}, "%v", err)
+		}
+		sc.Profiles[m.Name] = p
+	}
+	if s.Baseline == "" {
+		return doc.errorf([]any{"baseline"}, "is required (the mode that brackets the others)")
+	}
+	if sc.Profiles[s.Baseline] == nil {
+		return doc.errorf([]any{"baseline"}, "%q is not one of the modes", s.Baseline)
+	}
+	if len(s.PromptTargets) == 0 {
+		return doc.errorf([]any{"prompt_targets"}, "lists no target")
+	}
+	seen := map[int]bool{}
+	for i, t := range s.PromptTargets {
+		if t < 16 {
+			return doc.errorf([]any{"prompt_targets", i}, "%d tokens is too small a prompt", t)
+		}
+		if seen[t] {
+			return doc.errorf([]any{"prompt_targets", i}, "%d appears twice", t)
+		}
+		seen[t] = true
+	}
+	if len(s.Seeds) == 0 {
+		return doc.errorf([]any{"seeds"}, "lists no seed")
+	}
+	seeds := map[int64]bool{}
+	for i, v := range s.Seeds {
+		if seeds[v] {
+			return doc.errorf([]any{"seeds", i}, "%d appears twice", v)
+		}
+		seeds[v] = true
+	}
+	if s.OutputTokens <= 0 {
+		return doc.errorf([]any{"output_tokens"}, "must be a positive number of tokens")
+	}
+	if s.ToleranceTokens < 0 {
+		return doc.errorf([]any{"tolerance_tokens"}, "must not be negative")
+	}
+	if s.ToleranceTokens == 0 {
+		s.ToleranceTokens = 64
+	}
+	if s.CtxSize < 0 {
+		return doc.errorf([]any{"ctx_size"}, "must be positive")
+	}
+	if s.RequestTimeout < 0 {
+		return doc.errorf([]any{"request_timeout"}, "must be positive")
+	}
+	if s.RequestTimeout == 0 {
+		s.RequestTimeout = Duration(30 * time.Minute)
+	}
+	for i, m := range s.Modes {
+		p := sc.Profiles[m.Name]
+		if p.API != APILlamaServer {
+			return doc.errorf([]any{"modes", i, "profile"}, "profile %s has api %s; screens need llama-server's /tokenize and /completion", p.Name, p.API)
+		}
+		// Every placeholder must have a value now, not at the leg's start.
+		ctxSize := p.CtxSize
+		if s.CtxSize > 0 {
+			ctxSize = s.CtxSize
+		}
+		if _, _, _, err := p.Resolve(Vars{Host: p.Host, Port: 1, Model: p.Model, CtxSize: ctxSize, Evalctl: "evalctl", ProfileDir: p.Dir}); err != nil {
+			return doc.errorf([]any{"modes", i, "profile"}, "%v", err)
+		}
+	}
+	return nil
+}
+
+// Legs returns the server runs in order: baseline_start, every other mode
+// in the spec's order, baseline_end.
+func (sc *Screen) Legs() []Leg {
+	legs := []Leg{{Label: BaselineStart, Mode: sc.Spec.Baseline}}
+	for _, m := range sc.Spec.Modes {
+		if m.Name != sc.Spec.Baseline {
+			legs = append(legs, Leg{Label: m.Name, Mode: m.Name})
+		}
+	}
+	legs = append(legs, Leg{Label: BaselineEnd, Mode: sc.Spec.Baseline})
+	for i := range legs {
+		legs[i].Index = i
+	}
+	return legs
+}
+
+// SampleKey names one planned measurement; it is also its file name.
+func SampleKey(leg Leg, target int, seed int64) string {
+	return fmt.Sprintf("%02d-%s-%d-s%d", leg.Index, leg.Label, target, seed)
+}
+
+// Planned is the number of measurements the screen plans.
+func (sc *Screen) Planned() int {
+	return len(sc.Legs()) * len(sc.Spec.PromptTargets) * len(sc.Spec.Seeds)
+}
+
+func safeName(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,0 +1,161 @@
+package serving
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// yamlDoc is a strictly decoded YAML file that remembers where each value
+// was written, so validation errors can say file:line like the decoder's own.
+type yamlDoc struct {
+	file string
+	root *yaml.Node
+}
+
+// decodeYAML reads file into v, refusing unknown fields and extra
+// documents; every error names the file and, where yaml.v3 knows it, the
+// line.
+func decodeYAML(file string, v any) (*yamlDoc, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty file", file)
+		}
+		return nil, yamlError(file, err)
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: holds more than one YAML document", file)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &yamlDoc{file: file, root: &root}, nil
+}
+
+var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
+
+// yamlError rewrites yaml.v3's "line N: msg" errors as "file:N: msg", one
+// per problem, so every message points somewhere a person can open.
+func yamlError(file string, err error) error {
+	var msgs []string
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	} else {
+		msgs = []string{err.Error()}
+	}
+	for i, m := range msgs {
+		if sm := lineRE.FindStringSubmatch(m); sm != nil {
+			msgs[i] = file + ":" + sm[1] + ": " + m[len(sm[0]):]
+		} else {
+			msgs[i] = file + ": " + strings.TrimPrefix(m, "yaml: ")
+		}
+		msgs[i] = strings.Replace(msgs[i], " in type serving.", " in ", 1)
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// errorf reports a problem with the value at path (map keys and sequence
+// indexes), as "file:line: field a.b[2]: message". When the path is absent
+// from the file the nearest parent that is present gives the line.
+func (d *yamlDoc) errorf(path []any, format string, a ...any) error {
+	line := 0
+	n := d.root
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+		line = n.Line
+	}
+	for _, p := range path {
+		if n == nil {
+			break
+		}
+		var next *yaml.Node
+		switch k := p.(type) {
+		case string:
+			if n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == k {
+						next = n.Content[i+1]
+						line = n.Content[i].Line
+					}
+				}
+			}
+		case int:
+			if n.Kind == yaml.SequenceNode && k < len(n.Content) {
+				next = n.Content[k]
+				line = next.Line
+			}
+		}
+		n = next
+	}
+	return fmt.Errorf("%s:%d: field %s: %s", d.file, line, fieldPath(path), fmt.Sprintf(format, a...))
+}
+
+func fieldPath(path []any) string {
+	var b strings.Builder
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(k)
+		case int:
+			b.WriteString("[" + strconv.Itoa(k) + "]")
+		}
+	}
+	return b.String()
+}
+
+// Duration is a time.Duration written in YAML and JSON as Go duration text
+// ("90s", "10m").
+type Duration time.Duration
+
+// UnmarshalYAML accepts Go duration text.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (like 90s or 10m)", n.Line, s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the duration as Go duration text.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.Quote(time.Duration(d).String())), nil
+}
+
+// UnmarshalJSON reads Go duration text.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
