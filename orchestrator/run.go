@@ -245,6 +245,10 @@ func resume(ctx context.Context, opts Options) (*runner, error) {
 	if img.ID != run.ImageID {
 		fmt.Fprintf(opts.Progress, "warning: the sandbox image is now %s, the run registered %s; attempts record the image they ran in\n", img.ID, run.ImageID)
 	}
+	// Containers a killed runner left behind are of no use now.
+	if removed, err := opts.Engine.Prune(ctx, map[string]string{sandbox.LabelRun: run.ID}); err == nil && len(removed) > 0 {
+		fmt.Fprintf(opts.Progress, "removed %d container(s) left by the previous runner\n", len(removed))
+	}
 	store.AppendEvent(runstore.Event{Kind: "resumed"})
 	fmt.Fprintf(opts.Progress, "resuming run %s (plan sha256 %s)\n", run.ID, run.PlanSHA256)
 	return newRunner(opts, &plan, suite, store, run, img), nil

@@ -15,7 +15,7 @@ import (
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 )
 
-func exec(t *testing.T, c *sandbox.Container, script string, opt sandbox.ExecOptions) *sandbox.ExecResult {
+func sh(t *testing.T, c *sandbox.Container, script string, opt sandbox.ExecOptions) *sandbox.ExecResult {
 	t.Helper()
 	res, err := c.Exec(context.Background(), []string{"bash", "-c", script}, opt)
 	if err != nil {
@@ -41,7 +41,7 @@ func TestExecCapturesExitCodeAndStreamsSeparately(t *testing.T) {
 		if tt.script == "cat" {
 			opt.Stdin = strings.NewReader("from stdin")
 		}
-		res := exec(t, c, tt.script, opt)
+		res := sh(t, c, tt.script, opt)
 		if res.ExitCode != tt.code || string(res.Stdout) != tt.stdout || string(res.Stderr) != tt.stderr || res.TimedOut {
 			t.Errorf("%q: got code %d stdout %q stderr %q timedout %v; want %d %q %q", tt.script, res.ExitCode, res.Stdout, res.Stderr, res.TimedOut, tt.code, tt.stdout, tt.stderr)
 		}
@@ -61,17 +61,17 @@ func TestTimeoutStopsCommandAndLeavesNoProcess(t *testing.T) {
 	if !res.TimedOut {
 		t.Errorf("TimedOut = false (exit %d), want true", res.ExitCode)
 	}
-	ps := exec(t, c, "ps -eo comm= | grep -c '^sleep$' || true", sandbox.ExecOptions{})
+	ps := sh(t, c, "ps -eo comm= | grep -c '^sleep$' || true", sandbox.ExecOptions{})
 	// The container's own PID 1 child is "sleep infinity".
 	if got := strings.TrimSpace(string(ps.Stdout)); got != "1" {
-		t.Errorf("sleep processes after timeout = %s, want only the container's own (1); ps: %s", got, exec(t, c, "ps -ef", sandbox.ExecOptions{}).Stdout)
+		t.Errorf("sleep processes after timeout = %s, want only the container's own (1); ps: %s", got, sh(t, c, "ps -ef", sandbox.ExecOptions{}).Stdout)
 	}
 	// A background child in the same group dies with it too.
-	res = exec(t, c, "sleep 500 & sleep 400", sandbox.ExecOptions{Timeout: time.Second})
+	res = sh(t, c, "sleep 500 & sleep 400", sandbox.ExecOptions{Timeout: time.Second})
 	if !res.TimedOut {
 		t.Errorf("TimedOut = false for a command with a background child")
 	}
-	ps = exec(t, c, "ps -eo args= | grep -c '^sleep [45]00$' || true", sandbox.ExecOptions{})
+	ps = sh(t, c, "ps -eo args= | grep -c '^sleep [45]00$' || true", sandbox.ExecOptions{})
 	if got := strings.TrimSpace(string(ps.Stdout)); got != "0" {
 		t.Errorf("leftover sleeps = %s, want 0", got)
 	}
@@ -80,7 +80,7 @@ func TestTimeoutStopsCommandAndLeavesNoProcess(t *testing.T) {
 func TestOrphanHoldingOutputDoesNotBlock(t *testing.T) {
 	c := sandboxtest.Start(t, sandbox.Spec{})
 	start := time.Now()
-	res := exec(t, c, "setsid sleep 300 & echo started", sandbox.ExecOptions{Timeout: 30 * time.Second})
+	res := sh(t, c, "setsid sleep 300 & echo started", sandbox.ExecOptions{Timeout: 30 * time.Second})
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("exec with a detached orphan took %v", took)
 	}
@@ -95,7 +95,7 @@ func TestOutputFloodIsCappedWithoutMemoryGrowth(t *testing.T) {
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	const flood = 300 << 20
-	res := exec(t, c, "head -c 314572800 /dev/zero; echo tail >&2", sandbox.ExecOptions{Timeout: 2 * time.Minute, MaxOutput: 1 << 20})
+	res := sh(t, c, "head -c 314572800 /dev/zero; echo tail >&2", sandbox.ExecOptions{Timeout: 2 * time.Minute, MaxOutput: 1 << 20})
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	if !res.StdoutTruncated || res.StdoutBytes != flood {
@@ -114,7 +114,7 @@ func TestOutputFloodIsCappedWithoutMemoryGrowth(t *testing.T) {
 
 func TestForkBombIsContainedByPIDLimit(t *testing.T) {
 	c := sandboxtest.Start(t, sandbox.Spec{Limits: sandbox.Limits{PIDs: 64}})
-	res := exec(t, c, "bomb() { bomb | bomb & }; bomb; sleep 3", sandbox.ExecOptions{Timeout: 4 * time.Second})
+	res := sh(t, c, "bomb() { bomb | bomb & }; bomb; sleep 3", sandbox.ExecOptions{Timeout: 4 * time.Second})
 	if res.ExitCode == 0 && !res.TimedOut {
 		t.Logf("fork bomb exit %d", res.ExitCode)
 	}
@@ -133,7 +133,7 @@ func TestForkBombIsContainedByPIDLimit(t *testing.T) {
 	if !ok {
 		t.Fatal("sandbox unusable after the fork bomb")
 	}
-	n := exec(t, c, "cat /sys/fs/cgroup/pids.max /sys/fs/cgroup/pids/pids.max 2>/dev/null", sandbox.ExecOptions{})
+	n := sh(t, c, "cat /sys/fs/cgroup/pids.max /sys/fs/cgroup/pids/pids.max 2>/dev/null", sandbox.ExecOptions{})
 	if strings.TrimSpace(string(n.Stdout)) != "64" {
 		t.Errorf("pids.max = %q, want 64", n.Stdout)
 	}
@@ -149,7 +149,7 @@ func TestMemoryHogIsKilledAndReportedOOM(t *testing.T) {
 		t.Errorf("OOMKilled=%v exit=%d, want true 137 (stderr %q)", res.OOMKilled, res.ExitCode, res.Stderr)
 	}
 	// The next ordinary failure is not blamed on memory.
-	res = exec(t, c, "kill -9 $$", sandbox.ExecOptions{})
+	res = sh(t, c, "kill -9 $$", sandbox.ExecOptions{})
 	if res.OOMKilled {
 		t.Errorf("a plain SIGKILL was reported as OOM")
 	}
@@ -173,7 +173,7 @@ func TestIsolation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := string(exec(t, c, tt.script, sandbox.ExecOptions{}).Stdout); got != tt.want {
+			if got := string(sh(t, c, tt.script, sandbox.ExecOptions{}).Stdout); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
@@ -183,8 +183,8 @@ func TestIsolation(t *testing.T) {
 func TestSandboxesDoNotSeeEachOther(t *testing.T) {
 	a := sandboxtest.Start(t, sandbox.Spec{})
 	b := sandboxtest.Start(t, sandbox.Spec{})
-	exec(t, a, "echo secret > /workspace/a.txt; echo secret > /tmp/a.txt", sandbox.ExecOptions{})
-	res := exec(t, b, "ls /workspace /tmp; cat /workspace/a.txt /tmp/a.txt 2>&1; true", sandbox.ExecOptions{})
+	sh(t, a, "echo secret > /workspace/a.txt; echo secret > /tmp/a.txt", sandbox.ExecOptions{})
+	res := sh(t, b, "ls /workspace /tmp; cat /workspace/a.txt /tmp/a.txt 2>&1; true", sandbox.ExecOptions{})
 	if strings.Contains(string(res.Stdout), "secret") || strings.Contains(string(res.Stdout), "a.txt\n") {
 		t.Errorf("sandbox b sees a's files: %q", res.Stdout)
 	}
@@ -257,7 +257,7 @@ func TestSnapshotRoundTripsByteExact(t *testing.T) {
 	if err := a.CopyIn(context.Background(), "/workspace", in); err != nil {
 		t.Fatal(err)
 	}
-	exec(t, a, "mkdir -p made/empty && chmod 0750 made && printf new > made/f && chmod 0604 made/f", sandbox.ExecOptions{})
+	sh(t, a, "mkdir -p made/empty && chmod 0750 made && printf new > made/f && chmod 0604 made/f", sandbox.ExecOptions{})
 	snap, err := a.Snapshot(context.Background(), "/workspace", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -273,7 +273,7 @@ func TestSnapshotRoundTripsByteExact(t *testing.T) {
 	if snap.SHA256 != snap2.SHA256 {
 		t.Errorf("round trip changed the snapshot: %s != %s", snap.SHA256, snap2.SHA256)
 	}
-	got := string(exec(t, b, "cd /workspace && stat -c '%n %a %F %s' bin/run.sh empty secret.txt zero link made made/empty made/f && cat secret.txt | od -An -tx1", sandbox.ExecOptions{}).Stdout)
+	got := string(sh(t, b, "cd /workspace && stat -c '%n %a %F %s' bin/run.sh empty secret.txt zero link made made/empty made/f && cat secret.txt | od -An -tx1", sandbox.ExecOptions{}).Stdout)
 	want := "bin/run.sh 755 regular file 18\nempty 700 directory 4096\nsecret.txt 600 regular file 3\nzero 644 regular empty file 0\nlink 777 symbolic link 10\nmade 750 directory 4096\nmade/empty 755 directory 4096\nmade/f 604 regular file 3\n 73 00 ff\n"
 	if got != want {
 		t.Errorf("in the fresh container:\n%s\nwant:\n%s", got, want)

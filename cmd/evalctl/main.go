@@ -40,12 +40,15 @@ var commands = map[string]command{
 	"sandbox":     {"manage sandbox containers (sandbox prune)", cmdSandbox},
 	"cases":       {"list, fingerprint and check the suite's cases", cmdCases},
 	"run":         {"run a cohort from a plan, or resume one (run --plan FILE | --resume RUNDIR)", cmdRun},
+	"demo":        {"the main job on embedded defaults: scripted model, two arms, the built-in suite", cmdDemo},
 	"report":      {"pool runs per arm with uncertainty (report RUNDIR... [--format table|md|json|csv|html])", cmdReport},
 	"export":      {"write checkable attempts, aggregates and protocol files (export RUNDIR... --out DIR)", cmdExport},
 	"verify":      {"recompute an export's aggregates and check its checksums (verify DIR)", cmdVerify},
 	"screen":      {"throughput screen of server modes (screen --spec FILE | resume RUNDIR | report RUNDIR [--compare A,B])", cmdScreen},
 	"serve-model": {"run the built-in scripted model server (serve-model [--addr] [--suite DIR])", cmdServeModel},
 	"capacity":    {"context-capacity probe (capacity --profile P --contexts 196608,225280 | resume | report)", cmdCapacity},
+	"regrade":     {"grade stored answers again under another suite version, no model called (regrade RUNDIR... --suite DIR)", cmdRegrade},
+	"controls":    {"fixture diagnosis: answers, reference and controls under two suite versions (controls --case NAME --suite A [--suite B] [--answers RUNDIR...])", cmdControls},
 }
 
 // usageError marks a mistake in how evalctl was called (exit code 2).

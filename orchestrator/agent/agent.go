@@ -223,6 +223,13 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
 		if n, ok := resp.OutputTokens(); ok {
 			l.usedTokens += n
 		}
+		// A call without an id (some servers omit it) gets one, so that its
+		// answer can refer to it.
+		for i := range resp.ToolCalls {
+			if resp.ToolCalls[i].ID == "" {
+				resp.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", l.seq, i)
+			}
+		}
 		msg := resp.Message()
 		l.msgs = append(l.msgs, msg)
 		l.tr.write(Event{Kind: EventResponse, Phase: turn.Phase, Seq: l.seq, Response: resp})

@@ -469,11 +469,17 @@ func TestStepOverheadsAreRecorded(t *testing.T) {
 // model and sandbox time) as median and p95.
 func BenchmarkLoopStep(b *testing.B) {
 	_, client := startServer(b, scripted.Config{})
+	// The transcript is written as in a cohort, to a real file.
+	tr, err := os.Create(filepath.Join(b.TempDir(), "transcript.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
 	var o []time.Duration
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		n := min(50, b.N-done)
-		l, _ := New(Config{Model: client, ModelName: "busy", Sandbox: instantSandbox{}, Budgets: Budgets{ToolCalls: n}})
+		l, _ := New(Config{Model: client, ModelName: "busy", Sandbox: instantSandbox{}, Budgets: Budgets{ToolCalls: n}, Transcript: tr})
 		if _, err := l.RunPhase(context.Background(), 1, "go"); err != nil {
 			b.Fatal(err)
 		}
@@ -485,5 +491,35 @@ func BenchmarkLoopStep(b *testing.B) {
 	if len(o) > 0 {
 		b.ReportMetric(float64(o[len(o)/2].Nanoseconds())/1e3, "overhead-median-µs")
 		b.ReportMetric(float64(o[len(o)*95/100].Nanoseconds())/1e3, "overhead-p95-µs")
+	}
+}
+
+// scriptedModel answers with the given responses in turn.
+type scriptedModel struct{ out []*model.Response }
+
+func (m *scriptedModel) Chat(ctx context.Context, req model.Request) (*model.Response, error) {
+	r := m.out[0]
+	m.out = m.out[1:]
+	return r, nil
+}
+
+func TestCallsWithoutIDGetOne(t *testing.T) {
+	m := &scriptedModel{out: []*model.Response{
+		{FinishReason: "tool_calls", ToolCalls: []model.ToolCall{{Name: ToolListFiles, Arguments: "{}"}, {Name: ToolListFiles}}},
+		{FinishReason: "stop", Content: "done"},
+	}}
+	l, _ := New(Config{Model: m, ModelName: "x", Sandbox: newHostSandbox(t, "")})
+	turn, err := l.RunPhase(context.Background(), 1, "go")
+	if err != nil || turn.Termination != runstore.TermCompleted {
+		t.Fatalf("%v %+v", err, turn)
+	}
+	msgs := l.Messages()
+	calls := msgs[2].ToolCalls
+	if calls[0].ID == "" || calls[0].ID == calls[1].ID || msgs[3].ToolCallID != calls[0].ID || msgs[4].ToolCallID != calls[1].ID {
+		t.Errorf("ids %q %q answered by %q %q", calls[0].ID, calls[1].ID, msgs[3].ToolCallID, msgs[4].ToolCallID)
+	}
+	// No server figures at all: the sums say they are client-side.
+	if m := l.Measurements(); m.TimingsSource != "client" || m.PromptTokens != nil || m.MaxSequenceTokens != nil {
+		t.Errorf("measurements without timings %+v", m)
 	}
 }

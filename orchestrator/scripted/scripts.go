@@ -103,6 +103,10 @@ func (s *Server) respond(req *chatRequest, promptTokens, limit int) (*output, *s
 	switch {
 	case name == "reference" || strings.HasPrefix(name, "control:"):
 		return s.solve(c, strings.TrimPrefix(name, "control:"), name != "reference")
+	case name == "flawed":
+		// A plausible but flawed agent: on every other case of the suite it
+		// writes that case's first negative control of the phase.
+		return s.solve(c, "", true)
 	case name == "noop":
 		return think(&output{Content: "I read the request. I am handing over without changing anything."}, "Nothing to do here, I will hand over."), nil
 	case name == "truncate":
@@ -238,6 +242,20 @@ func (s *Server) solve(c *convo, controlName string, control bool) (*output, *sc
 		for _, x := range cs.Controls {
 			if x.Name == controlName {
 				ctl = x
+			}
+		}
+		if controlName == "" { // the flawed script
+			for i, x := range s.cfg.Suite.Cases {
+				if x == cs && i%2 == 1 {
+					for _, y := range cs.Controls {
+						if y.Phase == c.phase && ctl == nil {
+							ctl = y
+						}
+					}
+				}
+			}
+			if ctl == nil {
+				ctl = &tasks.Control{Phase: -1} // this case gets the reference
 			}
 		}
 		if ctl == nil {

@@ -278,7 +278,7 @@ func decodeBody(r *http.Request, v any) error {
 
 // scriptNames are the model names the server answers to, besides
 // "control:<name>".
-var scriptNames = []string{"reference", "noop", "truncate", "malformed", "stall", "flaky", "overflow", "runaway", "busy"}
+var scriptNames = []string{"reference", "flawed", "noop", "truncate", "malformed", "stall", "flaky", "overflow", "runaway", "busy"}
 
 func (s *Server) models() map[string]any {
 	names := append([]string(nil), scriptNames...)

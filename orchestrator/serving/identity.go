@@ -3,6 +3,7 @@ package serving
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
@@ -12,16 +13,18 @@ import (
 // about itself, and the digests of the files it loaded. Two measurements
 // are comparable only when their identities say they should be.
 type Identity struct {
-	Profile       string    `json:"profile"`
-	ProfileSHA256 string    `json:"profile_sha256"`
-	API           API       `json:"api"`
-	BaseURL       string    `json:"base_url"`
-	PID           int       `json:"pid"`
-	Argv          []string  `json:"argv"`
-	Env           []string  `json:"env"`
-	CtxSize       int       `json:"ctx_size"`
-	StartedAt     time.Time `json:"started_at"`
-	ReadySeconds  float64   `json:"ready_seconds"`
+	Profile       string   `json:"profile"`
+	ProfileSHA256 string   `json:"profile_sha256"`
+	API           API      `json:"api"`
+	BaseURL       string   `json:"base_url"`
+	PID           int      `json:"pid"`
+	Argv          []string `json:"argv"`
+	// Env is the profile's additions to the environment; values of names
+	// that look secret (TOKEN, KEY, SECRET, PASSWORD) are redacted.
+	Env          []string  `json:"env"`
+	CtxSize      int       `json:"ctx_size"`
+	StartedAt    time.Time `json:"started_at"`
+	ReadySeconds float64   `json:"ready_seconds"`
 	// BuildInfo, ModelPath and ContextSize come from llama-server's /props;
 	// nil when the server does not say.
 	BuildInfo   *string `json:"build_info"`
@@ -42,7 +45,7 @@ type Identity struct {
 func (s *Server) Identity(ctx context.Context, cache *HashCache) (*Identity, error) {
 	id := &Identity{
 		Profile: s.Profile.Name, ProfileSHA256: s.Profile.SHA256, API: s.Profile.API, BaseURL: s.BaseURL,
-		PID: s.PID, Argv: s.Argv, Env: s.Env, CtxSize: s.CtxSize, StartedAt: s.StartedAt, ReadySeconds: s.ReadySeconds,
+		PID: s.PID, Argv: s.Argv, Env: redactEnv(s.Env), CtxSize: s.CtxSize, StartedAt: s.StartedAt, ReadySeconds: s.ReadySeconds,
 	}
 	c := &Client{BaseURL: s.BaseURL}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -92,4 +95,19 @@ func (id *Identity) Endpoint(model string) *runstore.EndpointInfo {
 		BaseURL: id.BaseURL, Model: model, Props: id.Props, Models: id.Models,
 		BuildInfo: id.BuildInfo, ModelPath: id.ModelPath, ContextSize: id.ContextSize,
 	}
+}
+
+// redactEnv hides the values of secret-looking variables, so a run
+// directory shared with others never carries an API token.
+func redactEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		u := strings.ToUpper(k)
+		if strings.Contains(u, "TOKEN") || strings.Contains(u, "KEY") || strings.Contains(u, "SECRET") || strings.Contains(u, "PASSWORD") {
+			kv = k + "=<redacted>"
+		}
+		out = append(out, kv)
+	}
+	return out
 }

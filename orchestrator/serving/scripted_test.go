@@ -63,6 +63,7 @@ func TestScriptedServerLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.Env = map[string]string{"HF_TOKEN": "hf_secret"}
 	srv, err := Start(context.Background(), p, StartOptions{LogPath: filepath.Join(dir, "server.log"), Evalctl: bin, CtxSize: 4096})
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,9 @@ func TestScriptedServerLifecycle(t *testing.T) {
 	}
 	if id.BuildInfo == nil || !strings.HasPrefix(*id.BuildInfo, "evalctl-scripted") || id.ContextSize == nil || *id.ContextSize != 4096 {
 		t.Fatalf("identity from /props: build %v, n_ctx %v", id.BuildInfo, id.ContextSize)
+	}
+	if len(id.Env) != 1 || id.Env[0] != "HF_TOKEN=<redacted>" {
+		t.Fatalf("identity env %q: the secret must not be recorded", id.Env)
 	}
 	if !strings.Contains(strings.Join(id.Argv, " "), "--ctx-size 4096") || id.Models == nil {
 		t.Fatalf("identity argv %q models %v", id.Argv, id.Models)

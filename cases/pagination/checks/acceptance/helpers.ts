@@ -109,5 +109,5 @@ export function assertPaginationError(
   assert.strictEqual(e.name, "PaginationError");
   assert.strictEqual(e.code, code);
   assert.strictEqual(e.page, page);
-  assert.match(e.message, new RegExp(`page ${page}\\b`));
+  assert.match(e.message, new RegExp(`page ${page}\\b`, "i"));
 }

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/evalctl/evalctl/orchestrator/demo"
+	"github.com/evalctl/evalctl/sandbox"
+)
+
+func cmdDemo(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "demo", "demo [--suite DIR] [--out DIR] [--cases a,b] [--realtime]")
+	suite := fs.String("suite", "cases", "suite directory")
+	out := fs.String("out", "runs", "directory under which the run directory is created")
+	cases := fs.String("cases", "", "comma-separated cases (default: all)")
+	realtime := fs.Bool("realtime", false, "let the scripted model take as long as its emulated timings say")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usagef("demo takes no arguments")
+	}
+	eng, err := sandbox.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	live := false
+	if f, ok := e.stderr.(*os.File); ok {
+		live = term.IsTerminal(int(f.Fd()))
+	}
+	var list []string
+	if *cases != "" {
+		list = strings.Split(*cases, ",")
+	}
+	_, err = demo.Run(ctx, demo.Options{SuiteDir: *suite, OutDir: *out, Cases: list, Realtime: *realtime, Engine: eng, Progress: e.stderr, Stdout: e.stdout, Live: live})
+	return err
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/orchestrator/regrade"
+	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+func cmdRegrade(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "regrade", "regrade RUNDIR... --suite DIR [--concurrency N] [--allow-other-suite] [--json]")
+	suiteDir := fs.String("suite", "", "suite directory to grade under (required); grades are added under its name@version")
+	conc := fs.Int("concurrency", 1, "attempts graded at once")
+	allowOther := fs.Bool("allow-other-suite", false, "regrade runs that ran under a suite of another name")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	dirs, err := parseWithPositionals(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(dirs) == 0 {
+		return usagef("regrade needs at least one run directory")
+	}
+	if *suiteDir == "" {
+		return usagef("--suite DIR is required")
+	}
+	if *conc < 1 {
+		return usagef("--concurrency must be at least 1")
+	}
+	s, err := tasks.LoadSuite(*suiteDir)
+	if err != nil {
+		return err
+	}
+	g, done, err := newGrader(ctx, e, *conc)
+	if err != nil {
+		return err
+	}
+	defer done()
+	res, err := regrade.Run(ctx, g, dirs, regrade.Options{Suite: s, AllowOtherSuite: *allowOther, Concurrency: *conc, Progress: e.stderr})
+	if errors.Is(err, regrade.ErrSuiteName) {
+		return usagef("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else if err := regrade.WriteText(e.stdout, res); err != nil {
+		return err
+	}
+	return res.Err()
+}
+
+// newGrader connects to Docker and reuses (or builds) the sandbox image.
+func newGrader(ctx context.Context, e *env, conc int) (*grader.Grader, func(), error) {
+	eng, err := sandbox.Connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	recipe, err := sandbox.DefaultRecipe()
+	if err != nil {
+		eng.Close()
+		return nil, nil, err
+	}
+	img, err := eng.Build(ctx, recipe, sandbox.BuildOptions{Log: e.stderr})
+	if err != nil {
+		eng.Close()
+		return nil, nil, fmt.Errorf("sandbox image: %w", err)
+	}
+	return grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc}), func() { eng.Close() }, nil
+}

@@ -1,0 +1,130 @@
+// Package demo is evalctl's main job on embedded defaults: it builds the
+// sandbox image if missing, starts the scripted model server in-process,
+// runs the suite under two arms (a reference agent and a flawed one that
+// writes negative controls on some cases) x 1 repeat, grades every attempt
+// and prints the pooled per-arm table and the paired transitions.
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/evalctl/evalctl/orchestrator"
+	"github.com/evalctl/evalctl/orchestrator/report"
+	"github.com/evalctl/evalctl/orchestrator/scripted"
+	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+// Options configure the demo.
+type Options struct {
+	// SuiteDir is the suite to run (default "cases").
+	SuiteDir string
+	// OutDir receives the run directory (default "runs").
+	OutDir string
+	// Cases limits the run to some cases (default all).
+	Cases []string
+	// Realtime makes the scripted model take as long as its emulated
+	// timings say, so the demo feels like a real model.
+	Realtime bool
+	Engine   *sandbox.Engine
+	// Progress receives progress; Stdout the final tables.
+	Progress, Stdout io.Writer
+	Live             bool
+}
+
+// Run runs the demo and returns the run directory.
+func Run(ctx context.Context, opts Options) (string, error) {
+	if opts.SuiteDir == "" {
+		opts.SuiteDir = "cases"
+	}
+	if opts.OutDir == "" {
+		opts.OutDir = "runs"
+	}
+	suite, err := tasks.LoadSuite(opts.SuiteDir)
+	if err != nil {
+		return "", fmt.Errorf("demo: %w (run it from the repository root, or give --suite)", err)
+	}
+	recipe, err := sandbox.DefaultRecipe()
+	if err != nil {
+		return "", err
+	}
+	img, err := opts.Engine.Build(ctx, recipe, sandbox.BuildOptions{Log: opts.Progress})
+	if err != nil {
+		return "", err
+	}
+	srv, err := scripted.New(scripted.Config{Suite: suite, Realtime: opts.Realtime, DecodeTPS: 60, PromptTPS: 1500})
+	if err != nil {
+		return "", err
+	}
+	if err := srv.Start(); err != nil {
+		return "", err
+	}
+	defer srv.Close()
+	fmt.Fprintf(opts.Progress, "scripted model server at %s (models: reference, flawed)\n", srv.URL())
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return "", err
+	}
+	planFile, err := writePlan(opts, suite, srv.URL())
+	if err != nil {
+		return "", err
+	}
+	res, err := orchestrator.Run(ctx, orchestrator.Options{
+		PlanFile: planFile, OutDir: opts.OutDir, Engine: opts.Engine, Image: img,
+		GradeConcurrency: 2, Progress: opts.Progress, Live: opts.Live,
+	})
+	if err != nil {
+		if res != nil {
+			return res.Dir, err
+		}
+		return "", err
+	}
+	in, err := report.Load(ctx, []string{res.Dir}, "")
+	if err != nil {
+		return res.Dir, err
+	}
+	rep, err := report.Build(in, report.Options{Baseline: "reference"})
+	if err != nil {
+		return res.Dir, err
+	}
+	if err := report.Write(opts.Stdout, rep, "table"); err != nil {
+		return res.Dir, err
+	}
+	fmt.Fprintf(opts.Stdout, "\nrun directory: %s\n  report again: evalctl report %s --format html > report.html\n", res.Dir, res.Dir)
+	return res.Dir, nil
+}
+
+func writePlan(opts Options, suite *tasks.Suite, url string) (string, error) {
+	cases := "all"
+	if len(opts.Cases) > 0 {
+		cases = "["
+		for i, c := range opts.Cases {
+			if i > 0 {
+				cases += ", "
+			}
+			cases += c
+		}
+		cases += "]"
+	}
+	plan := fmt.Sprintf(`# Written by evalctl demo.
+name: demo
+suite: %s
+suite_fingerprint: %s
+cases: %s
+repeats:
+  - {label: repeat-1, seed: 1}
+arms:
+  - name: reference
+    endpoint: {base_url: "%s", model: reference}
+    max_tokens: 32768
+  - name: flawed
+    endpoint: {base_url: "%s", model: flawed}
+    max_tokens: 32768
+order: {policy: interleaved, seed: 20261130}
+`, suite.Dir, suite.Fingerprint, cases, url, url)
+	f := filepath.Join(opts.OutDir, "demo-plan.yaml")
+	return f, os.WriteFile(f, []byte(plan), 0o644)
+}

@@ -1,0 +1,185 @@
+package orchestrator_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/scripted"
+	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/sandbox/sandboxtest"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+// buildEvalctl builds the real binary for tests that kill it.
+func buildEvalctl(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "evalctl")
+	cmd := exec.Command("go", "build", "-o", bin, "../cmd/evalctl")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build evalctl: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// events returns the kinds in the run's event log.
+func events(dir string) []string {
+	f, err := os.Open(filepath.Join(dir, runstore.EventsFile))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var kinds []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if i := strings.Index(line, `"kind":"`); i >= 0 {
+			k := line[i+8:]
+			kinds = append(kinds, k[:strings.Index(k, `"`)])
+		}
+	}
+	return kinds
+}
+
+func count(kinds []string, k string) int {
+	n := 0
+	for _, x := range kinds {
+		if x == k {
+			n++
+		}
+	}
+	return n
+}
+
+// grading reports whether some attempt has its snapshot but no grade yet.
+func grading(dir string) bool {
+	snaps, _ := filepath.Glob(filepath.Join(dir, "attempts", "*", "phase-1.tar"))
+	for _, s := range snaps {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(s), runstore.GradesDir)); os.IsNotExist(err) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestKillNineAndResume really kills a running evalctl at several points —
+// mid-attempt, right after a record was written, and during grading — and
+// resumes until the run is done: exactly the planned attempts complete,
+// none repeated, all graded, nothing lost.
+func TestKillNineAndResume(t *testing.T) {
+	eng, _ := sandboxtest.Engine(t)
+	bin := buildEvalctl(t)
+	s, err := tasks.LoadSuite(fixtureSuite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := scripted.New(scripted.Config{Suite: s, Realtime: true, DecodeTPS: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	out := t.TempDir()
+	start := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	waitFor := func(what string, cond func() bool, cmd *exec.Cmd) {
+		deadline := time.Now().Add(3 * time.Minute)
+		for !cond() {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	var dir string
+	runDir := func() bool {
+		m, _ := filepath.Glob(filepath.Join(out, "*", runstore.RunFile))
+		if len(m) == 1 {
+			dir = filepath.Dir(m[0])
+		}
+		return dir != ""
+	}
+	kill := func(cmd *exec.Cmd) {
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+	// 1: mid-attempt (the agent is working).
+	cmd := start("run", "--plan", plan(t, srv.URL(), ""), "--out", out)
+	waitFor("the first attempt to start", func() bool { return runDir() && count(events(dir), "start") >= 1 }, cmd)
+	time.Sleep(time.Second)
+	kill(cmd)
+	// 2: right after an attempt was recorded as completed.
+	cmd = start("run", "--resume", dir)
+	waitFor("an attempt to complete", func() bool { return count(events(dir), "completed") >= 1 }, cmd)
+	kill(cmd)
+	// 3: during grading.
+	cmd = start("run", "--resume", dir)
+	waitFor("grading", func() bool { return grading(dir) }, cmd)
+	kill(cmd)
+	// Finally, run to the end.
+	cmd = exec.Command(bin, "run", "--resume", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("final resume: %v\n%s", err, out)
+	}
+
+	store, _ := runstore.Open(dir)
+	all, err := store.Attempts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	completed := map[int]int{}
+	replaced := map[string]bool{}
+	for _, a := range all {
+		if ids[a.ID] {
+			t.Errorf("duplicate id %s", a.ID)
+		}
+		ids[a.ID] = true
+		if a.ReplacementOf != "" {
+			replaced[a.ReplacementOf] = true
+		}
+		switch a.State {
+		case runstore.Completed:
+			completed[a.Slot]++
+			grades, err := store.Grades(a, "graderfixture@0.1.0")
+			if err != nil || len(grades) != 1 || grades[0] == nil {
+				t.Errorf("completed attempt %s not graded: %v %v", a.ID, grades, err)
+			}
+		case runstore.Interrupted:
+		default:
+			t.Errorf("attempt %s left in state %s", a.ID, a.State)
+		}
+	}
+	for slot := 0; slot < 8; slot++ {
+		if completed[slot] != 1 {
+			t.Errorf("slot %d completed %d times, want exactly once", slot, completed[slot])
+		}
+	}
+	for _, a := range all {
+		if a.State == runstore.Interrupted && !replaced[a.ID] {
+			t.Errorf("interrupted attempt %s has no replacement", a.ID)
+		}
+	}
+	if n := count(events(dir), "interrupted"); n < 2 {
+		t.Errorf("%d interrupted attempts recorded, want at least 2 (mid-attempt and mid-grading kills)", n)
+	}
+	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: filepath.Base(dir)}); len(left) != 0 {
+		t.Errorf("containers left after the final resume: %v", left)
+	}
+}

@@ -1,0 +1,200 @@
+package orchestrator_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/evalctl/evalctl/orchestrator"
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/scripted"
+	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/sandbox/sandboxtest"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+const fixtureSuite = "../grader/testdata/suite"
+
+// startServer starts the scripted model server in-process on the fixture
+// suite.
+func startServer(t *testing.T) *scripted.Server {
+	t.Helper()
+	s, err := tasks.LoadSuite(fixtureSuite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := scripted.New(scripted.Config{Suite: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+func plan(t *testing.T, url, extra string) string {
+	t.Helper()
+	suite, _ := filepath.Abs(fixtureSuite)
+	dir := t.TempDir()
+	p := `name: t
+suite: ` + suite + `
+cases: [adder, tsadd]
+repeats:
+  - {label: repeat-1, seed: 1}
+  - {label: repeat-2, seed: 2}
+arms:
+  - name: good
+    endpoint: {base_url: "` + url + `", model: reference}
+    max_tokens: 8192
+  - name: idle
+    endpoint: {base_url: "` + url + `", model: noop}
+    max_tokens: 8192
+` + extra
+	f := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(f, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func countStates(as []*runstore.Attempt) map[runstore.State]int {
+	n := map[runstore.State]int{}
+	for _, a := range as {
+		n[a.State]++
+	}
+	return n
+}
+
+func TestCohortRecordsExpectedOutcomes(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	srv := startServer(t)
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{
+		PlanFile: plan(t, srv.URL(), ""), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Attempts) != 8 || countStates(res.Attempts)[runstore.Completed] != 8 {
+		t.Fatalf("attempts %d, states %v; want 8 completed", len(res.Attempts), countStates(res.Attempts))
+	}
+	store, _ := runstore.Open(res.Dir)
+	ids := map[string]bool{}
+	for _, a := range res.Attempts {
+		if ids[a.ID] {
+			t.Errorf("duplicate attempt id %s", a.ID)
+		}
+		ids[a.ID] = true
+		grades, err := store.Grades(a, "graderfixture@0.1.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := runstore.Score(a, grades)
+		want := a.Arm == "good"
+		if o == nil || o.Functional != want || o.Delivered != want {
+			t.Errorf("%s %s %s: outcome %+v, want functional=delivered=%v (turns %+v)", a.Arm, a.Case, a.Repeat, o, want, a.Turns)
+		}
+		if a.Endpoint == nil || a.Endpoint.Props == nil || a.ImageID != img.ID || a.Suite.Fingerprint == "" || a.ArmUnchanged == nil || !*a.ArmUnchanged {
+			t.Errorf("identity not recorded: endpoint %+v image %s suite %+v", a.Endpoint, a.ImageID, a.Suite)
+		}
+		m := a.Measurements
+		if m == nil || m.NativeOutputTokens <= 0 || m.DecodeSeconds <= 0 || m.TimingsSource != "server" {
+			t.Errorf("measurements %+v", m)
+		}
+		for _, s := range a.Snapshots {
+			sum, err := runstore.FileSHA256(store.SnapshotPath(a.ID, s.Phase))
+			if err != nil || sum != s.SHA256 {
+				t.Errorf("snapshot %s phase %d: %s %v, recorded %s", a.ID, s.Phase, sum, err, s.SHA256)
+			}
+		}
+		if fi, err := os.Stat(filepath.Join(store.AttemptDir(a.ID), runstore.TranscriptFile)); err != nil || fi.Size() == 0 {
+			t.Errorf("transcript of %s missing", a.ID)
+		}
+	}
+	// Nothing left running.
+	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: filepath.Base(res.Dir)}); len(left) != 0 {
+		t.Errorf("containers left: %v", left)
+	}
+}
+
+// hotAfter reads cool for n calls, then hot.
+type hotAfter struct {
+	n     int32
+	calls atomic.Int32
+	hot   bool
+}
+
+func (h *hotAfter) CPUTemperature(ctx context.Context) (*float64, string, error) {
+	v := 50.0
+	if h.hot && h.calls.Add(1) > h.n {
+		v = 99
+	}
+	return &v, "", nil
+}
+
+func TestGuardStopsCleanlyAndResumeFinishes(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	srv := startServer(t)
+	f := plan(t, srv.URL(), "guards: {max_temperature_c: 90}\n")
+	src := &hotAfter{n: 2, hot: true}
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img, Temperature: src})
+	if !errors.Is(err, orchestrator.ErrGuard) || !strings.Contains(err.Error(), "99.0") {
+		t.Fatalf("got %v, want the temperature guard", err)
+	}
+	n := countStates(res.Attempts)
+	if n[runstore.Completed] != 2 || n[runstore.Planned] != 6 || n[runstore.Running] != 0 {
+		t.Fatalf("after the guard: %v, want 2 completed and 6 planned", n)
+	}
+	res2, err := orchestrator.Run(context.Background(), orchestrator.Options{ResumeDir: res.Dir, Engine: eng, Image: img, Temperature: &hotAfter{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countStates(res2.Attempts); n[runstore.Completed] != 8 || len(res2.Attempts) != 8 {
+		t.Fatalf("after resume: %v (%d records), want 8 completed", n, len(res2.Attempts))
+	}
+}
+
+func TestResumeRefusesChangedPlanAndSecondRunner(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	srv := startServer(t)
+	f := plan(t, srv.URL(), "guards: {stop_file: STOP}\n")
+	out := t.TempDir()
+	// Stop before the first attempt: registration only.
+	os.MkdirAll(out, 0o755)
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: out, Engine: eng, Image: img, Temperature: &stopper{out: out}})
+	if !errors.Is(err, orchestrator.ErrGuard) {
+		t.Fatalf("got %v, want the stop-file guard", err)
+	}
+	store, _ := runstore.Open(res.Dir)
+	if err := store.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = orchestrator.Run(context.Background(), orchestrator.Options{ResumeDir: res.Dir, Engine: eng, Image: img})
+	if !errors.Is(err, runstore.ErrLocked) {
+		t.Errorf("second runner: got %v, want ErrLocked", err)
+	}
+	store.Unlock()
+	planFile := filepath.Join(res.Dir, runstore.PlanFile)
+	data, _ := os.ReadFile(planFile)
+	os.WriteFile(planFile, []byte(strings.Replace(string(data), `"max_tokens": 8192`, `"max_tokens": 8193`, 1)), 0o644)
+	_, err = orchestrator.Run(context.Background(), orchestrator.Options{ResumeDir: res.Dir, Engine: eng, Image: img})
+	if !errors.Is(err, orchestrator.ErrChanged) || !strings.Contains(err.Error(), "plan.json") {
+		t.Errorf("changed plan: got %v, want ErrChanged naming plan.json", err)
+	}
+}
+
+// stopper creates the run's stop file as soon as the guard first looks.
+type stopper struct{ out string }
+
+func (s *stopper) CPUTemperature(ctx context.Context) (*float64, string, error) {
+	dirs, _ := filepath.Glob(filepath.Join(s.out, "*"))
+	for _, d := range dirs {
+		os.WriteFile(filepath.Join(d, "STOP"), nil, 0o644)
+	}
+	return nil, "no sensor in tests", nil
+}
