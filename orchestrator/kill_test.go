@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 	"github.com/evalctl/evalctl/sandbox"
@@ -181,5 +182,53 @@ func TestKillNineAndResume(t *testing.T) {
 	}
 	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: filepath.Base(dir)}); len(left) != 0 {
 		t.Errorf("containers left after the final resume: %v", left)
+	}
+}
+
+// TestArmsStartTheirServerFromProfiles runs arms that name a server
+// profile: evalctl starts the scripted server as a real process per arm
+// (restart per_arm), records the attempts, and leaves no process behind.
+func TestArmsStartTheirServerFromProfiles(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	bin := buildEvalctl(t)
+	suite, _ := filepath.Abs(fixtureSuite)
+	dir := t.TempDir()
+	profile := `name: scripted
+command: ["{{evalctl}}", serve-model, --addr, "{{host}}:{{port}}", --suite, "` + suite + `", --decode-tps, "120"]
+ctx_size: 32768
+startup_timeout: 60s
+restart: per_arm
+`
+	os.WriteFile(filepath.Join(dir, "scripted.yaml"), []byte(profile), 0o644)
+	plan := `suite: ` + suite + `
+cases: [adder]
+repeats: [{label: r1, seed: 1}, {label: r2, seed: 2}]
+arms:
+  - {name: good, profile: scripted.yaml, endpoint: {model: reference}}
+  - {name: idle, profile: scripted.yaml, endpoint: {model: noop}}
+`
+	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(plan), 0o644)
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{
+		PlanFile: filepath.Join(dir, "plan.yaml"), OutDir: filepath.Join(dir, "runs"), Engine: eng, Image: img, Evalctl: bin,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range res.Attempts {
+		if a.State != runstore.Completed || a.Endpoint == nil || a.Endpoint.Props == nil {
+			t.Errorf("%s %s: state %s endpoint %+v", a.Arm, a.Repeat, a.State, a.Endpoint)
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(res.Dir, "servers", "*.log"))
+	if len(logs) < 2 {
+		t.Errorf("server logs %v: want a server per arm switch", logs)
+	}
+	// No scripted server process survives the run.
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		data, _ := os.ReadFile(p)
+		if strings.Contains(string(data), bin) && strings.Contains(string(data), "serve-model") {
+			t.Errorf("server process left: %s", strings.ReplaceAll(string(data), "\x00", " "))
+		}
 	}
 }

@@ -1,3 +1,7 @@
+// Package orchestrator turns plans into runs: it registers a plan of arms x
+// cases x repeat labels, runs each attempt (sandbox, agent loop, snapshots,
+// grading, record) and stores everything in a run directory so that nothing
+// is lost and a killed run resumes where it stopped.
 package orchestrator
 
 import (
@@ -17,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/evalctl/evalctl/orchestrator/model"
+	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -61,8 +66,11 @@ type Arm struct {
 	// to first token and client-measured decode time where servers send no
 	// timings.
 	Stream *bool `json:"stream,omitempty" yaml:"stream"`
-	// Profile names a server profile that starts the model server.
-	Profile string `json:"profile,omitempty" yaml:"profile"`
+	// Profile is a server profile file that starts the model server for
+	// this arm (its base URL then comes from the started server); its
+	// SHA-256 is part of the arm, so editing it changes the arm's hash.
+	Profile       string `json:"profile,omitempty" yaml:"profile"`
+	ProfileSHA256 string `json:"profile_sha256,omitempty" yaml:"-"`
 }
 
 // Endpoint is where an arm's model is served.
@@ -278,6 +286,19 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 			}
 			arm = fromFile
 		}
+		if arm.Profile != "" {
+			if !filepath.IsAbs(arm.Profile) {
+				arm.Profile = filepath.Join(base, arm.Profile)
+			}
+			prof, err := serving.LoadProfile(arm.Profile)
+			if err != nil {
+				return nil, nil, bad(field+".profile", "%v", err)
+			}
+			if arm.Endpoint.BaseURL != "" {
+				return nil, nil, bad(field+".endpoint.base_url", "an arm with a server profile gets its URL from the started server; leave base_url out")
+			}
+			arm.ProfileSHA256 = prof.SHA256
+		}
 		if py.Defaults != nil {
 			arm.Budgets = fillBudgets(arm.Budgets, py.Defaults.Budgets)
 		}
@@ -302,6 +323,11 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 	}
 	if p.Concurrency < 0 {
 		return nil, nil, bad("concurrency", "must be at least 1")
+	}
+	for i, a := range p.Arms {
+		if a.Profile != "" && p.Concurrency > 1 {
+			return nil, nil, bad(fmt.Sprintf("arms[%d].profile", i), "arms that start their own server run one attempt at a time; set concurrency: 1")
+		}
 	}
 	if p.RestSeconds < 0 {
 		return nil, nil, bad("rest_seconds", "must not be negative")

@@ -111,3 +111,15 @@ func TestLoadPlanRejectsBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestExamplePlansLoad(t *testing.T) {
+	for _, f := range []string{"../examples/dev24.yaml", "../examples/scripted24.yaml"} {
+		p, s, err := LoadPlan(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if len(p.Slots) != 48 || s.ID() != "dev@1.0.0" {
+			t.Errorf("%s: %d slots under %s, want the 2 x 24 development cohort", f, len(p.Slots), s.ID())
+		}
+	}
+}

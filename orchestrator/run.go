@@ -61,6 +61,9 @@ type Options struct {
 	Live     bool
 	// Sandbox limits for the agent's container.
 	Limits sandbox.Limits
+	// Evalctl is the evalctl binary a server profile's {{evalctl}} names
+	// (default: this executable).
+	Evalctl string
 }
 
 // Result summarises a run.
@@ -93,20 +96,22 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	defer r.store.Unlock()
 	err = r.execute(ctx)
+	r.servers.stop(ctx)
 	res := &Result{Dir: r.store.Dir, RunID: r.run.ID, PlanSHA256: r.run.PlanSHA256}
 	res.Attempts, _ = r.store.Attempts()
 	return res, err
 }
 
 type runner struct {
-	opts   Options
-	plan   *Plan
-	suite  *tasks.Suite
-	store  *runstore.Store
-	run    *runstore.Run
-	image  *sandbox.BuiltImage
-	grader *grader.Grader
-	prog   *progress
+	opts    Options
+	plan    *Plan
+	suite   *tasks.Suite
+	store   *runstore.Store
+	run     *runstore.Run
+	image   *sandbox.BuiltImage
+	grader  *grader.Grader
+	prog    *progress
+	servers *servers
 }
 
 func ensureImage(ctx context.Context, opts Options) (*sandbox.BuiltImage, error) {
@@ -158,7 +163,7 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 	run := &runstore.Run{
 		ID: id.String(), CreatedAt: time.Now().UTC(), PlanSHA256: sum, Kind: "cohort",
 		Suite:   runstore.SuiteRef{Name: suite.Name, Version: suite.Version, Fingerprint: suite.Fingerprint},
-		ImageID: img.ID, EvalctlVersion: Version(),
+		ImageID: img.ID, EvalctlVersion: runstore.Version(),
 	}
 	// Every slot gets its planned record before the first attempt runs, so
 	// that what was planned is on disk whatever happens next.
@@ -183,8 +188,9 @@ func newRunner(opts Options, plan *Plan, suite *tasks.Suite, store *runstore.Sto
 	}
 	return &runner{
 		opts: opts, plan: plan, suite: suite, store: store, run: run, image: img,
-		grader: grader.New(opts.Engine, img.Ref, img.ID, grader.Options{Concurrency: gc}),
-		prog:   newProgress(opts.Progress, opts.Live, len(plan.Slots)),
+		grader:  grader.New(opts.Engine, img.Ref, img.ID, grader.Options{Concurrency: gc}),
+		prog:    newProgress(opts.Progress, opts.Live, len(plan.Slots)),
+		servers: &servers{dir: store.Path("servers"), evalctl: opts.Evalctl, progress: opts.Progress},
 	}
 }
 
@@ -410,7 +416,18 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt) error {
 	}
 	r.store.AppendEvent(runstore.Event{Kind: "start", Attempt: a.ID, Detail: fmt.Sprintf("slot %d %s %s %s", a.Slot, a.Arm, a.Case, a.Repeat)})
 	r.prog.begin(a)
-	out := r.runAttempt(ctx, a, arm, c)
+	var out attemptOutcome
+	baseURL := arm.Endpoint.BaseURL
+	if arm.Profile != "" {
+		url, err := r.servers.ensure(ctx, arm)
+		if err != nil {
+			out.infra = fmt.Errorf("model server for arm %s: %w", arm.Name, err)
+		}
+		baseURL = url
+	}
+	if out.infra == nil {
+		out = r.runAttempt(ctx, a, arm, baseURL, c)
+	}
 	end := time.Now().UTC()
 	a.FinishedAt = &end
 	switch {
@@ -442,13 +459,13 @@ type attemptOutcome struct {
 	grades []*grader.Grade
 }
 
-func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, c *tasks.Case) attemptOutcome {
-	client := model.New(model.Config{BaseURL: arm.Endpoint.BaseURL, APIKey: apiKey(arm)})
+func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, baseURL string, c *tasks.Case) attemptOutcome {
+	client := model.New(model.Config{BaseURL: baseURL, APIKey: apiKey(arm)})
 	// What the endpoint says about itself; an endpoint that does not answer
 	// before any token is an infrastructure failure, never a model failure.
 	info, err := client.Endpoint(ctx, arm.Endpoint.Model)
 	if err != nil {
-		return attemptOutcome{infra: fmt.Errorf("endpoint %s unreachable before the attempt: %w", arm.Endpoint.BaseURL, err)}
+		return attemptOutcome{infra: fmt.Errorf("endpoint %s unreachable before the attempt: %w", baseURL, err)}
 	}
 	a.Endpoint = info
 	box, err := r.opts.Engine.Start(ctx, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Attempt: a.ID, Limits: r.opts.Limits})

@@ -19,12 +19,31 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats, ", "))
 	allowMixed := fs.Bool("allow-mixed", false, "pool runs whose suite fingerprint, image or arm hash differ, flagging the report")
 	out := fs.String("out", "", "write the report to FILE instead of standard output")
+	compare := fs.String("compare", "", "screen runs: compare two modes side by side (A,B)")
 	dirs, err := parseWithPositionals(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(dirs) == 0 {
 		return usagef("report needs at least one run directory")
+	}
+	// A throughput screen is reported by the screen's own report.
+	if len(dirs) == 1 {
+		if st, err := runstore.Open(dirs[0]); err == nil {
+			if run, err := st.ReadRun(); err == nil && run.Kind == "screen" {
+				sargs := []string{"report", dirs[0], "--format", *format}
+				if *compare != "" {
+					sargs = append(sargs, "--compare", *compare)
+				}
+				if *out != "" {
+					sargs = append(sargs, "--out", *out)
+				}
+				return cmdScreen(ctx, e, sargs)
+			}
+		}
+	}
+	if *compare != "" {
+		return usagef("--compare applies to screen runs; for cohorts use --baseline")
 	}
 	if !validFormat(*format) {
 		return usagef("unknown --format %q (want one of %s)", *format, strings.Join(report.Formats, ", "))

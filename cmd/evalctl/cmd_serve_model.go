@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/evalctl/evalctl/orchestrator"
+	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 	"github.com/evalctl/evalctl/tasks"
 )
@@ -37,7 +37,7 @@ func cmdServeModel(ctx context.Context, e *env, args []string) error {
 	}
 	cfg := scripted.Config{Addr: *addr, DecodeTPS: *decode, PromptTPS: *prompt, Realtime: *realtime, StartupDelay: *startup,
 		CtxSize: *ctxSize, FailAboveCtx: *failAbove, DraftAcceptance: *draft, DraftMax: *draftMax, Log: e.stderr,
-		BuildInfo: "evalctl-scripted-" + orchestrator.Version()}
+		BuildInfo: "evalctl-scripted-" + runstore.Version()}
 	if *suiteDir != "" {
 		s, err := tasks.LoadSuite(*suiteDir)
 		if err != nil {

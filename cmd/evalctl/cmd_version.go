@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/evalctl/evalctl/orchestrator"
+	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
 func cmdVersion(ctx context.Context, e *env, args []string) error {
@@ -16,6 +16,6 @@ func cmdVersion(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 0 {
 		return usagef("version takes no arguments")
 	}
-	fmt.Fprintf(e.stdout, "evalctl %s (%s, %s/%s)\n", orchestrator.Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(e.stdout, "evalctl %s (%s, %s/%s)\n", runstore.Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
 }

@@ -121,10 +121,11 @@ type Diagnosis struct {
 	// NegativeControlsRejected is whether every control was rejected under
 	// every suite given (null when the case has none).
 	NegativeControlsRejected *bool `json:"negative_controls_rejected"`
-	// CandidatesChanged counts rows whose candidate changed between the
-	// two gradings; it must be zero for stored answers.
-	CandidatesChanged int  `json:"candidates_changed"`
-	ModelsCalled      bool `json:"models_called"`
+	// AnswersChanged counts stored-answer rows whose bytes changed between
+	// the two gradings; it must be zero. (A reference or control may
+	// legitimately differ between two suite versions; its row says so.)
+	AnswersChanged int  `json:"answers_changed"`
+	ModelsCalled   bool `json:"models_called"`
 }
 
 // ErrCandidateChanged: a stored answer's bytes differed between the two
@@ -257,8 +258,8 @@ func Diagnose(ctx context.Context, g Grader, opts DiagnoseOptions) (*Diagnosis, 
 				changed = changed || sides[0].SnapshotSHA256 != c.rec.SHA256
 			}
 			r.CandidateChanged = &changed
-			if changed {
-				d.CandidatesChanged++
+			if changed && c.kind == KindAnswer {
+				d.AnswersChanged++
 			}
 		}
 		d.Results = append(d.Results, *r)
@@ -326,7 +327,7 @@ func Diagnose(ctx context.Context, g Grader, opts DiagnoseOptions) (*Diagnosis, 
 
 // Err reports a diagnosis whose stored answers changed between gradings.
 func (d *Diagnosis) Err() error {
-	if d.CandidatesChanged == 0 {
+	if d.AnswersChanged == 0 {
 		return nil
 	}
 	for _, r := range d.Results {

@@ -129,8 +129,18 @@ func WriteDiagnosisText(w io.Writer, d *Diagnosis) error {
 		fmt.Fprintln(w, line)
 	}
 	if d.Corrected != nil {
-		fmt.Fprintf(w, "candidates changed between the two gradings: %d\n", d.CandidatesChanged)
+		fmt.Fprintf(w, "stored answers changed between the two gradings: %d (must be 0)\n", d.AnswersChanged)
+		var differ []string
+		for _, r := range d.Results {
+			if r.Kind != KindAnswer && r.CandidateChanged != nil && *r.CandidateChanged {
+				differ = append(differ, fmt.Sprintf("%s (phase %d)", r.Candidate, r.Phase))
+			}
+		}
+		if len(differ) > 0 {
+			fmt.Fprintf(w, "case variants that differ between the two versions: %s\n", strings.Join(differ, ", "))
+		}
 	}
+	fmt.Fprintln(w, "(! marks a group that failed)")
 	return nil
 }
 
@@ -163,8 +173,11 @@ func passed(s *Side) string {
 // where both gradings agree, an arrow where they differ.
 func groupsText(a, b *Side) string {
 	one := func(g *GroupCount) string {
-		if g == nil {
+		switch {
+		case g == nil:
 			return "-"
+		case !g.Success:
+			return fmt.Sprintf("%d/%d!", g.Passed, g.Total)
 		}
 		return fmt.Sprintf("%d/%d", g.Passed, g.Total)
 	}

@@ -406,6 +406,10 @@ func plan(r runEntry, a *runstore.Attempt, s *tasks.Suite, ar *AttemptResult) *j
 			fail(ar, Refused, fmt.Errorf("%s phase %d: its grade under %s was made with fingerprint %s, the suite at %s has %s; give the changed suite a new version: %w",
 				where, snap.Phase, id, old.SuiteFingerprint, s.Dir, s.Fingerprint, ErrVersionReused))
 			return nil
+		case old.SnapshotSHA256 != snap.SHA256:
+			fail(ar, Refused, fmt.Errorf("%s phase %d: its grade under %s is of snapshot %s, the record says %s: %w",
+				where, snap.Phase, id, old.SnapshotSHA256, snap.SHA256, ErrDigest))
+			return nil
 		default:
 			have++
 		}

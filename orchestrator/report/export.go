@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
@@ -77,7 +76,7 @@ func Export(ctx context.Context, dirs []string, out string, opts Options) (*Repo
 	if err != nil {
 		return nil, err
 	}
-	proto := &Protocol{Schema: ProtocolSchema, EvalctlVersion: orchestrator.Version(), Options: opts}
+	proto := &Protocol{Schema: ProtocolSchema, EvalctlVersion: runstore.Version(), Options: opts}
 	for _, dir := range dirs {
 		pr, err := protocolRun(dir)
 		if err != nil {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
@@ -172,7 +171,7 @@ func RegisterCapacity(out string, plan *CapacityPlan) (*runstore.Store, *runstor
 	}
 	sum := sha256.Sum256(data)
 	run := &runstore.Run{ID: id.String(), CreatedAt: now, PlanSHA256: hex.EncodeToString(sum[:]),
-		EvalctlVersion: orchestrator.Version(), Kind: KindCapacity}
+		EvalctlVersion: runstore.Version(), Kind: KindCapacity}
 	if err := st.WriteRun(run); err != nil {
 		return nil, nil, err
 	}

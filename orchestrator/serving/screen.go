@@ -17,7 +17,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
@@ -78,7 +77,7 @@ func RegisterScreen(out string, sc *Screen) (*runstore.Store, error) {
 	}
 	sum := sha256.Sum256(data)
 	run := &runstore.Run{ID: id.String(), CreatedAt: now, PlanSHA256: hex.EncodeToString(sum[:]),
-		EvalctlVersion: orchestrator.Version(), Kind: KindScreen}
+		EvalctlVersion: runstore.Version(), Kind: KindScreen}
 	if err := st.WriteRun(run); err != nil {
 		return nil, err
 	}

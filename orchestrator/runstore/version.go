@@ -1,8 +1,4 @@
-// Package orchestrator turns plans into runs: it registers a plan of arms x
-// cases x repeat labels, runs each attempt (sandbox, agent loop, snapshots,
-// grading, record) and stores everything in a run directory so that nothing
-// is lost and a killed run resumes where it stopped.
-package orchestrator
+package runstore
 
 import "runtime/debug"
 

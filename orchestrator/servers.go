@@ -1,0 +1,79 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/evalctl/evalctl/orchestrator/serving"
+)
+
+// servers keeps the model server of arms that name a server profile. One
+// GPU holds one server: switching to an arm with another profile stops the
+// running server first. The profile's restart policy decides when a fresh
+// server is started: never (only when the profile changes or the server
+// died), per_arm (whenever the arm changes), per_attempt (every attempt).
+type servers struct {
+	dir      string
+	evalctl  string
+	progress io.Writer
+	cur      *serving.Server
+	curArm   string
+	curFile  string
+	starts   int
+}
+
+func (s *servers) ensure(ctx context.Context, arm *Arm) (string, error) {
+	p, err := serving.LoadProfile(arm.Profile)
+	if err != nil {
+		return "", err
+	}
+	if p.SHA256 != arm.ProfileSHA256 {
+		return "", fmt.Errorf("profile %s changed since the plan was registered (sha256 %s, registered %s)", arm.Profile, p.SHA256, arm.ProfileSHA256)
+	}
+	if s.cur != nil {
+		dead := false
+		select {
+		case <-s.cur.Exited():
+			dead = true
+		default:
+		}
+		keep := !dead && s.curFile == arm.Profile
+		switch p.Restart {
+		case serving.RestartPerArm:
+			keep = keep && s.curArm == arm.Name
+		case serving.RestartPerAttempt:
+			keep = false
+		}
+		if keep {
+			s.curArm = arm.Name
+			return s.cur.BaseURL, nil
+		}
+		s.stop(ctx)
+	}
+	s.starts++
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return "", err
+	}
+	logPath := filepath.Join(s.dir, fmt.Sprintf("%03d-%s.log", s.starts, p.Name))
+	fmt.Fprintf(s.progress, "%s starting model server %s for arm %s (log %s)\n", stamp(), p.Name, arm.Name, logPath)
+	srv, err := serving.Start(ctx, p, serving.StartOptions{LogPath: logPath, Evalctl: s.evalctl})
+	if err != nil {
+		return "", err
+	}
+	s.cur, s.curArm, s.curFile = srv, arm.Name, arm.Profile
+	return srv.BaseURL, nil
+}
+
+func (s *servers) stop(ctx context.Context) {
+	if s.cur == nil {
+		return
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	s.cur.Stop(sctx)
+	s.cur = nil
+}
