@@ -74,7 +74,9 @@ func TestLoadSuiteRejectsMalformedInput(t *testing.T) {
 	}{
 		{"unknown suite field", func(t *testing.T, d string) { edit(t, d+"/suite.yaml", "version:", "colour: red\nversion:") }, []string{"suite.yaml", "colour"}},
 		{"unknown case field", func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "summary:", "sumary: x\nsummary:") }, []string{"adder/case.yaml", "sumary"}},
-		{"unknown group field", func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "runner: py-compile", "runner: py-compile, retries: 2") }, []string{"adder/case.yaml", "retries"}},
+		{"unknown group field", func(t *testing.T, d string) {
+			edit(t, d+"/adder/case.yaml", "runner: py-compile", "runner: py-compile, retries: 2")
+		}, []string{"adder/case.yaml", "retries"}},
 		{"missing case directory", func(t *testing.T, d string) { edit(t, d+"/suite.yaml", "[adder, tsadd]", "[adder, tsadd, nosuch]") }, []string{"nosuch", "case.yaml"}},
 		{"duplicate case", func(t *testing.T, d string) { edit(t, d+"/suite.yaml", "[adder, tsadd]", "[adder, adder]") }, []string{"cases[1]", "duplicate case"}},
 		{"name differs from directory", func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "name: adder", "name: adder2") }, []string{"adder/case.yaml", "field name", "adder2"}},
@@ -89,10 +91,16 @@ func TestLoadSuiteRejectsMalformedInput(t *testing.T) {
 			edit(t, d+"/adder/case.yaml", "{name: syntax, runner: py-compile}", "{name: public, runner: py-compile}")
 		}, []string{"groups[3].name", "duplicate group"}},
 		{"runner of the other language", func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "runner: py-compile", "runner: tsc") }, []string{"groups[3].runner", "not a python runner"}},
-		{"test path missing", func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "[/checks/regression]", "[/checks/regresion]") }, []string{"groups[1]", "/checks/regresion"}},
+		{"test path missing", func(t *testing.T, d string) {
+			edit(t, d+"/adder/case.yaml", "[/checks/regression]", "[/checks/regresion]")
+		}, []string{"groups[1]", "/checks/regresion"}},
 		{"bad timeout", func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "timeout: 60s}", "timeout: soon}") }, []string{"timeout", "soon"}},
-		{"control with unknown group", func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "acceptance: [test_negative]", "acceptanse: [test_negative]") }, []string{"controls[0].must_fail", "acceptanse"}},
-		{"control without why", func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "why: Clamps negative sums to zero.", "why: \"\"") }, []string{"controls[0].why"}},
+		{"control with unknown group", func(t *testing.T, d string) {
+			edit(t, d+"/adder/case.yaml", "acceptance: [test_negative]", "acceptanse: [test_negative]")
+		}, []string{"controls[0].must_fail", "acceptanse"}},
+		{"control without why", func(t *testing.T, d string) {
+			edit(t, d+"/adder/case.yaml", "why: Clamps negative sums to zero.", "why: \"\"")
+		}, []string{"controls[0].why"}},
 		{"tsconfig missing", func(t *testing.T, d string) { os.Remove(d + "/tsadd/checks/tsconfig.consumer.json") }, []string{"tsadd/case.yaml", "tsconfig.consumer.json"}},
 		{"symlink in a case", func(t *testing.T, d string) { os.Symlink("/etc/passwd", d+"/adder/workspace/link") }, []string{"symbolic links"}},
 	}
