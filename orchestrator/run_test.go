@@ -162,13 +162,16 @@ func TestGuardStopsCleanlyAndResumeFinishes(t *testing.T) {
 func TestResumeRefusesChangedPlanAndSecondRunner(t *testing.T) {
 	eng, img := sandboxtest.Engine(t)
 	srv := startServer(t)
-	f := plan(t, srv.URL(), "guards: {stop_file: STOP}\n")
-	out := t.TempDir()
-	// Stop before the first attempt: registration only.
-	os.MkdirAll(out, 0o755)
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: out, Engine: eng, Image: img, Temperature: &stopper{out: out}})
-	if !errors.Is(err, orchestrator.ErrGuard) {
+	stop := filepath.Join(t.TempDir(), "STOP")
+	os.WriteFile(stop, nil, 0o644)
+	f := plan(t, srv.URL(), "guards: {stop_file: "+stop+"}\n")
+	// The stop file is there before the first attempt: registration only.
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
+	if !errors.Is(err, orchestrator.ErrGuard) || !strings.Contains(err.Error(), "stop file") {
 		t.Fatalf("got %v, want the stop-file guard", err)
+	}
+	if n := countStates(res.Attempts); n[runstore.Planned] != 8 {
+		t.Fatalf("states %v, want 8 planned", n)
 	}
 	store, _ := runstore.Open(res.Dir)
 	if err := store.Lock(); err != nil {
@@ -186,15 +189,4 @@ func TestResumeRefusesChangedPlanAndSecondRunner(t *testing.T) {
 	if !errors.Is(err, orchestrator.ErrChanged) || !strings.Contains(err.Error(), "plan.json") {
 		t.Errorf("changed plan: got %v, want ErrChanged naming plan.json", err)
 	}
-}
-
-// stopper creates the run's stop file as soon as the guard first looks.
-type stopper struct{ out string }
-
-func (s *stopper) CPUTemperature(ctx context.Context) (*float64, string, error) {
-	dirs, _ := filepath.Glob(filepath.Join(s.out, "*"))
-	for _, d := range dirs {
-		os.WriteFile(filepath.Join(d, "STOP"), nil, 0o644)
-	}
-	return nil, "no sensor in tests", nil
 }
