@@ -71,6 +71,9 @@ type Container struct {
 	oomKills int
 	// stopWatch cancels the removal-on-cancel hook.
 	stopWatch func() bool
+	// runner is the command runner living in the container (see execd).
+	runnerMu sync.Mutex
+	runner   *execd
 }
 
 // Start creates and starts a container for spec. If ctx is cancelled while
@@ -161,6 +164,11 @@ func (c *Container) Remove(ctx context.Context) error {
 	if c.stopWatch != nil {
 		c.stopWatch()
 	}
+	c.runnerMu.Lock()
+	if c.runner != nil {
+		c.runner.close()
+	}
+	c.runnerMu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	err := c.engine.cli.ContainerRemove(rctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
@@ -188,8 +196,12 @@ type ExecOptions struct {
 	Stdin io.Reader
 	// MaxOutput caps each of stdout and stderr; zero means DefaultMaxOutput.
 	MaxOutput int
-	// User overrides the user (default the image's uid 1000).
+	// User overrides the user (default the image's uid 1000); commands of
+	// another user go through a container runtime exec.
 	User string
+	// NoRunner makes the command a container runtime exec (docker exec)
+	// instead of going through the container's command runner.
+	NoRunner bool
 }
 
 // ExecResult is what a command did. A failing command is a result, not an
@@ -237,6 +249,15 @@ func (c *Container) Exec(ctx context.Context, cmd []string, opt ExecOptions) (*E
 	max := opt.MaxOutput
 	if max <= 0 {
 		max = DefaultMaxOutput
+	}
+	if opt.User == "" && !opt.NoRunner {
+		res, ok, err := c.execViaRunner(ctx, cmd, opt, timeout, max)
+		if ok {
+			if err == nil && (res.ExitCode == exitKilled || res.ExitCode > 128) {
+				res.OOMKilled = c.sawOOMKill(context.WithoutCancel(ctx))
+			}
+			return res, err
+		}
 	}
 	secs := strconv.FormatFloat(timeout.Seconds(), 'f', 3, 64)
 	full := append([]string{"/opt/evalctl/exec", secs}, cmd...)
@@ -386,7 +407,7 @@ func (c *Container) killUser(ctx context.Context) {
 // OOM kill since the last check (cgroup v2 memory.events or v1
 // memory.oom_control, both expose "oom_kill N").
 func (c *Container) sawOOMKill(ctx context.Context) bool {
-	out, err := c.Exec(ctx, []string{"sh", "-c", "cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null"}, ExecOptions{Timeout: 5 * time.Second})
+	out, err := c.Exec(ctx, []string{"sh", "-c", "cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null"}, ExecOptions{Timeout: 5 * time.Second, NoRunner: true})
 	if err != nil {
 		return false
 	}

@@ -36,15 +36,33 @@ func TestExecCapturesExitCodeAndStreamsSeparately(t *testing.T) {
 		{"printf 'a\\x00b'; exit 255", 255, "a\x00b", ""},
 		{"cat", 0, "from stdin", ""},
 	}
-	for _, tt := range tests {
-		opt := sandbox.ExecOptions{Timeout: 10 * time.Second}
-		if tt.script == "cat" {
-			opt.Stdin = strings.NewReader("from stdin")
+	// Both paths: the container's command runner and a runtime exec.
+	for _, noRunner := range []bool{false, true} {
+		for _, tt := range tests {
+			opt := sandbox.ExecOptions{Timeout: 10 * time.Second, NoRunner: noRunner}
+			if tt.script == "cat" {
+				opt.Stdin = strings.NewReader("from stdin")
+			}
+			res := sh(t, c, tt.script, opt)
+			if res.ExitCode != tt.code || string(res.Stdout) != tt.stdout || string(res.Stderr) != tt.stderr || res.TimedOut {
+				t.Errorf("%q (runtime exec %v): got code %d stdout %q stderr %q timedout %v; want %d %q %q", tt.script, noRunner, res.ExitCode, res.Stdout, res.Stderr, res.TimedOut, tt.code, tt.stdout, tt.stderr)
+			}
 		}
-		res := sh(t, c, tt.script, opt)
-		if res.ExitCode != tt.code || string(res.Stdout) != tt.stdout || string(res.Stderr) != tt.stderr || res.TimedOut {
-			t.Errorf("%q: got code %d stdout %q stderr %q timedout %v; want %d %q %q", tt.script, res.ExitCode, res.Stdout, res.Stderr, res.TimedOut, tt.code, tt.stdout, tt.stderr)
-		}
+	}
+}
+
+func TestCommandThatKillsTheRunnerIsReportedAndRecovered(t *testing.T) {
+	c := sandboxtest.Start(t, sandbox.Spec{})
+	res := sh(t, c, "kill -9 -1", sandbox.ExecOptions{})
+	if res.ExitCode != 137 || !strings.Contains(string(res.Stderr), "killed the sandbox's command runner") {
+		t.Errorf("got exit %d stderr %q", res.ExitCode, res.Stderr)
+	}
+	if got := string(sh(t, c, "echo again", sandbox.ExecOptions{}).Stdout); got != "again\n" {
+		t.Errorf("after the runner was killed: %q", got)
+	}
+	res, err := c.Exec(context.Background(), []string{"/nonexistent"}, sandbox.ExecOptions{})
+	if err != nil || res.ExitCode != 127 {
+		t.Errorf("missing program: %+v %v, want exit 127", res, err)
 	}
 }
 

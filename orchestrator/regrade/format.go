@@ -64,7 +64,10 @@ func WriteText(w io.Writer, r *Result) error {
 		if run.EventAppended {
 			added += fmt.Sprintf(" and one line to %s", filepath.Join(run.Dir, runstore.EventsFile))
 		}
-		fmt.Fprintf(w, "run %s (%s, ran under %s): %s; attempt records and earlier grades unchanged\n", run.RunID, run.Dir, run.From, added)
+		fmt.Fprintf(w, "run %s (%s, ran under %s): %s\n", run.RunID, run.Dir, run.From, added)
+	}
+	if r.OriginalResultsUnchanged {
+		fmt.Fprintln(w, "original results unchanged: every completed attempt record and earlier grade hashes the same as before")
 	}
 	return nil
 }

@@ -173,8 +173,12 @@ type Result struct {
 	Failed    int `json:"failed"`
 	NotScored int `json:"not_completed"`
 	// ModelsCalled is always false: a regrade has no model client.
-	ModelsCalled bool    `json:"models_called"`
-	Seconds      float64 `json:"seconds"`
+	ModelsCalled bool `json:"models_called"`
+	// OriginalResultsUnchanged is measured, not assumed: every completed
+	// attempt record and every grade file that existed before the regrade
+	// hashes the same after it.
+	OriginalResultsUnchanged bool    `json:"original_results_unchanged"`
+	Seconds                  float64 `json:"seconds"`
 }
 
 // Err returns nil when every attempt was graded, skipped or had nothing to
@@ -277,6 +281,13 @@ func Run(ctx context.Context, g Grader, dirs []string, opts Options) (*Result, e
 		res.Runs = append(res.Runs, RunResult{Dir: dir, RunID: run.ID, From: run.Suite.Name + "@" + run.Suite.Version})
 	}
 
+	results := map[string]string{}
+	for _, r := range runs {
+		if err := hashResults(r, results); err != nil {
+			return nil, err
+		}
+	}
+
 	// Plan: decide per attempt what to do.
 	var jobs []*job
 	for _, r := range runs {
@@ -359,8 +370,66 @@ func Run(ctx context.Context, g Grader, dirs []string, opts Options) (*Result, e
 	if err := compare(runs, res, suiteID); err != nil {
 		return nil, err
 	}
+	after := map[string]string{}
+	for _, r := range runs {
+		if err := hashResults(r, after); err != nil {
+			return nil, err
+		}
+	}
+	res.OriginalResultsUnchanged = true
+	for path, sum := range results {
+		if after[path] != sum {
+			res.OriginalResultsUnchanged = false
+			return res, fmt.Errorf("regrade: %s changed while regrading (another process writing the run?)", path)
+		}
+	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// hashResults adds to sums the SHA-256 of every file that holds a recorded
+// result of run r: run.json, plan.json, each completed attempt's record
+// and every grade file. (Records of attempts still running may change
+// under a live runner; they are not results yet.)
+func hashResults(r runEntry, sums map[string]string) error {
+	add := func(path string) error {
+		sum, err := runstore.FileSHA256(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("regrade: %w", err)
+		}
+		sums[path] = sum
+		return nil
+	}
+	for _, f := range []string{runstore.RunFile, runstore.PlanFile} {
+		if err := add(r.st.Path(f)); err != nil {
+			return err
+		}
+	}
+	for _, a := range r.as {
+		if a.State != runstore.Completed {
+			continue
+		}
+		if err := add(filepath.Join(r.st.AttemptDir(a.ID), runstore.AttemptFile)); err != nil {
+			return err
+		}
+		root := filepath.Join(r.st.AttemptDir(a.ID), runstore.GradesDir)
+		if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			return add(p)
+		})
+		if err != nil {
+			return fmt.Errorf("regrade: %w", err)
+		}
+	}
+	return nil
 }
 
 // plan fills ar's action for attempts that need no grading and returns the

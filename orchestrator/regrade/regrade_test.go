@@ -66,7 +66,7 @@ func TestRegradeAddsGradesAndChangesNothingElse(t *testing.T) {
 	}
 	logAfter, _ := os.ReadFile(filepath.Join(dir, runstore.EventsFile))
 	checkAppendOnly(t, logBefore, logAfter, 1)
-	if !res.Runs[0].EventAppended || res.ModelsCalled {
+	if !res.Runs[0].EventAppended || res.ModelsCalled || !res.OriginalResultsUnchanged {
 		t.Errorf("run result %+v, models called %v", res.Runs[0], res.ModelsCalled)
 	}
 
