@@ -112,9 +112,6 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 		if err != nil {
 			return nil, fmt.Errorf("grade %s phase %d group %s: %w", c.Name, phase, grp.Name, err)
 		}
-		// Whatever the answer's code left running must not touch the next
-		// group's files.
-		box.KillAll(ctx)
 		gr.Groups = append(gr.Groups, *res)
 		if grp.Required && !res.Success {
 			gr.Solved = false

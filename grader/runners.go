@@ -87,6 +87,9 @@ func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir 
 		return err
 	}
 	res.ExitCode, res.TimedOut, res.Output = out.ExitCode, out.TimedOut, tail(out.Stdout, out.Stderr)
+	// Nothing the answer's code left running may touch the report, or the
+	// files of the groups after this one.
+	box.KillAll(ctx)
 	report, err := box.Exec(ctx, []string{"cat", junit}, sandbox.ExecOptions{Timeout: 30 * time.Second, MaxOutput: reportCap})
 	if err != nil {
 		return err
@@ -209,8 +212,10 @@ func runNodeTest(ctx context.Context, box *sandbox.Container, g *tasks.Group, di
 	if err != nil {
 		return err
 	}
-	if tsc.TimedOut {
-		res.TimedOut, res.ExitCode, res.Output = true, tsc.ExitCode, tail(tsc.Stdout, tsc.Stderr)
+	if tsc.TimedOut || tsc.ExitCode > 2 {
+		// 0: emitted; 1 and 2: emitted with diagnostics. Anything else
+		// (killed, crashed) emitted nothing worth running.
+		res.TimedOut, res.ExitCode, res.Output = tsc.TimedOut, tsc.ExitCode, tail(tsc.Stdout, tsc.Stderr)
 		return nil
 	}
 	cmd := []string{"node", "--test", "--test-reporter=tap"}
@@ -221,6 +226,8 @@ func runNodeTest(ctx context.Context, box *sandbox.Container, g *tasks.Group, di
 	if err != nil {
 		return err
 	}
+	// Nothing the answer's code left running may touch later groups.
+	box.KillAll(ctx)
 	res.ExitCode, res.TimedOut = out.ExitCode, out.TimedOut
 	res.Output = tail(tsc.Stdout, out.Stderr, []byte(failureLines(out.Stdout)))
 	res.Total, res.Passed, res.FailedTests = ParseTAP(out.Stdout)

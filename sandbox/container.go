@@ -381,25 +381,41 @@ const (
 // KillAll kills every process the sandbox's commands left running (daemons
 // that escaped their command's process group), so the next command starts
 // clean.
-func (c *Container) KillAll(ctx context.Context) { c.killUser(ctx) }
+func (c *Container) KillAll(ctx context.Context) {
+	// The command runner is one of those processes: forget it, so the next
+	// command starts a fresh one instead of talking to a dead one.
+	c.runnerMu.Lock()
+	if c.runner != nil {
+		c.runner.close()
+		c.runner = nil
+	}
+	c.runnerMu.Unlock()
+	c.killUser(ctx)
+}
 
 // killUser kills every process of the command user: kill(-1) reaches every
 // process the caller may signal, which is exactly that user's.
 func (c *Container) killUser(ctx context.Context) {
-	kctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	kctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	ex, err := c.engine.cli.ContainerExecCreate(kctx, c.ID, container.ExecOptions{Cmd: []string{"kill", "-9", "-1"}, User: commandUser})
+	ex, err := c.engine.cli.ContainerExecCreate(kctx, c.ID, container.ExecOptions{Cmd: []string{"kill", "-9", "-1"}, User: commandUser, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return
 	}
-	c.engine.cli.ContainerExecStart(kctx, ex.ID, container.ExecStartOptions{Detach: true})
-	// Wait briefly for it to run.
-	for i := 0; i < 20; i++ {
+	// Wait until the kill has really run: a kill still pending when the
+	// next command starts would kill that command instead.
+	resp, err := c.engine.cli.ContainerExecAttach(kctx, ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return
+	}
+	io.Copy(io.Discard, resp.Reader)
+	resp.Close()
+	for kctx.Err() == nil {
 		ins, err := c.engine.cli.ContainerExecInspect(kctx, ex.ID)
 		if err != nil || !ins.Running {
 			return
 		}
-		time.Sleep(25 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
