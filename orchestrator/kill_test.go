@@ -232,3 +232,57 @@ arms:
 		}
 	}
 }
+
+// TestCtrlCRecordsInterruptedAndRemovesContainers sends SIGINT to a running
+// evalctl run: the attempt in flight is recorded as interrupted, its
+// containers are removed, and the process exits 1 saying how to resume.
+func TestCtrlCRecordsInterruptedAndRemovesContainers(t *testing.T) {
+	eng, _ := sandboxtest.Engine(t)
+	bin := buildEvalctl(t)
+	s, err := tasks.LoadSuite(fixtureSuite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := scripted.New(scripted.Config{Suite: s, Realtime: true, DecodeTPS: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	defer srv.Close()
+	out := t.TempDir()
+	cmd := exec.Command(bin, "run", "--plan", plan(t, srv.URL(), ""), "--out", out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var dir string
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		m, _ := filepath.Glob(filepath.Join(out, "*", runstore.EventsFile))
+		if len(m) == 1 && count(events(filepath.Dir(m[0])), "start") >= 1 {
+			dir = filepath.Dir(m[0])
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no attempt started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "--resume") {
+		t.Errorf("exit %v, stderr %q; want exit 1 naming --resume", err, stderr.String())
+	}
+	store, _ := runstore.Open(dir)
+	all, _ := store.Attempts()
+	n := countStates(all)
+	if n[runstore.Interrupted] != 1 || n[runstore.Running] != 0 {
+		t.Errorf("states %v, want exactly one interrupted and none running", n)
+	}
+	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: filepath.Base(dir)}); len(left) != 0 {
+		t.Errorf("containers left after Ctrl-C: %v", left)
+	}
+}

@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,5 +189,61 @@ func TestResumeRefusesChangedPlanAndSecondRunner(t *testing.T) {
 	_, err = orchestrator.Run(context.Background(), orchestrator.Options{ResumeDir: res.Dir, Engine: eng, Image: img})
 	if !errors.Is(err, orchestrator.ErrChanged) || !strings.Contains(err.Error(), "plan.json") {
 		t.Errorf("changed plan: got %v, want ErrChanged naming plan.json", err)
+	}
+}
+
+// TestInfraFailureIsUnscoredAndReplaced: an endpoint that is down before
+// any token makes the attempt infra_failed with null outcomes and
+// measurements; --replace-infra re-runs it as a registered replacement that
+// keeps its predecessor's record.
+func TestInfraFailureIsUnscoredAndReplaced(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	suite, _ := filepath.Abs(fixtureSuite)
+	dir := t.TempDir()
+	p := `suite: ` + suite + `
+cases: [adder]
+repeats: [{label: r1, seed: 1}]
+arms:
+  - {name: good, endpoint: {base_url: "http://` + addr + `", model: reference}}
+`
+	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(p), 0o644)
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: filepath.Join(dir, "plan.yaml"), OutDir: dir, Engine: eng, Image: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := res.Attempts[0]
+	if len(res.Attempts) != 1 || first.State != runstore.InfraFailed || first.Measurements != nil || runstore.Score(first, nil) != nil {
+		t.Fatalf("got %+v, want one infra_failed attempt with null measurements and outcome", first)
+	}
+	// The endpoint comes up; the slot is re-run as a replacement.
+	s, _ := tasks.LoadSuite(fixtureSuite)
+	srv, _ := scripted.New(scripted.Config{Suite: s, Addr: addr})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	res, err = orchestrator.Run(context.Background(), orchestrator.Options{ResumeDir: res.Dir, ReplaceInfra: true, Engine: eng, Image: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Attempts) != 2 {
+		t.Fatalf("%d records, want the predecessor and its replacement", len(res.Attempts))
+	}
+	var kept, repl *runstore.Attempt
+	for _, a := range res.Attempts {
+		if a.ID == first.ID {
+			kept = a
+		} else {
+			repl = a
+		}
+	}
+	if kept.State != runstore.InfraFailed || repl.State != runstore.Completed || repl.ReplacementOf != first.ID || repl.Slot != first.Slot {
+		t.Errorf("predecessor %s, replacement %s of %q", kept.State, repl.State, repl.ReplacementOf)
 	}
 }
