@@ -65,10 +65,12 @@ type Spec struct {
 type Container struct {
 	ID     string
 	engine *Engine
-	// mu guards removed and oomKills.
-	mu       sync.Mutex
-	removed  bool
-	oomKills int
+	// mu guards removed and oomKills; removed is closed once the container
+	// is gone, and removeErr is set before.
+	mu        sync.Mutex
+	removed   chan struct{}
+	removeErr error
+	oomKills  int
 	// stopWatch cancels the removal-on-cancel hook.
 	stopWatch func() bool
 	// runner is the command runner living in the container (see execd).
@@ -155,12 +157,21 @@ func (c *Container) Short() string { return c.ID[:12] }
 // idempotent.
 func (c *Container) Remove(ctx context.Context) error {
 	c.mu.Lock()
-	if c.removed {
+	if c.removed != nil {
+		// Another caller (the cancellation hook, say) is removing it: wait,
+		// so that whoever returns knows the container is gone.
+		done := c.removed
 		c.mu.Unlock()
-		return nil
+		select {
+		case <-done:
+			return c.removeErr
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	c.removed = true
+	c.removed = make(chan struct{})
 	c.mu.Unlock()
+	defer close(c.removed)
 	if c.stopWatch != nil {
 		c.stopWatch()
 	}
@@ -173,9 +184,9 @@ func (c *Container) Remove(ctx context.Context) error {
 	defer cancel()
 	err := c.engine.cli.ContainerRemove(rctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil && !client.IsErrNotFound(err) {
-		return fmt.Errorf("remove container %s: %w", c.Short(), err)
+		c.removeErr = fmt.Errorf("remove container %s: %w", c.Short(), err)
 	}
-	return nil
+	return c.removeErr
 }
 
 // DefaultMaxOutput caps each captured stream of a command.
