@@ -1,11 +1,23 @@
 # The README's test command is `make test`; .ci/run calls exactly that.
 GO ?= go
 
-.PHONY: test image vet unit cases-check demo bench
+.PHONY: test setup setup-test image vet unit cases-check demo bench
 
-test: image vet unit cases-check
+# Both set-up commands install what a fresh Debian machine lacks: mmdebstrap
+# (to bootstrap the sandbox image without a registry), and for the tests
+# Debian's chromium (the HTML report is checked in a real browser).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_INSTALL = $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq
 
-image:
+setup:
+	@command -v mmdebstrap >/dev/null || { $(SUDO) apt-get update -qq && $(APT_INSTALL) mmdebstrap; }
+
+setup-test: setup
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && $(APT_INSTALL) chromium; }
+
+test: setup-test image vet unit cases-check
+
+image: setup
 	$(GO) run ./cmd/evalctl image build
 
 vet:
@@ -20,7 +32,7 @@ unit:
 cases-check:
 	$(GO) run ./cmd/evalctl cases check --suite cases --concurrency 2
 
-demo:
+demo: setup
 	$(GO) run ./cmd/evalctl demo
 
 bench:
