@@ -576,3 +576,46 @@ func apiKey(a *Arm) string {
 	}
 	return os.Getenv(a.Endpoint.APIKeyEnv)
 }
+
+// Cancel ends a run for good: every slot that has not run is recorded as
+// cancelled (unscored, null outcomes), so that reports count it as planned
+// but never run, and a later resume has nothing left to do.
+func Cancel(ctx context.Context, dir string, why string) (int, error) {
+	store, err := runstore.Open(dir)
+	if err != nil {
+		return 0, err
+	}
+	if err := store.Lock(); err != nil {
+		return 0, err
+	}
+	defer store.Unlock()
+	all, err := store.Attempts()
+	if err != nil {
+		return 0, err
+	}
+	replaced := map[string]bool{}
+	for _, a := range all {
+		if a.ReplacementOf != "" {
+			replaced[a.ReplacementOf] = true
+		}
+	}
+	if why == "" {
+		why = "cancelled by the user"
+	}
+	n := 0
+	for _, a := range all {
+		if replaced[a.ID] || (a.State != runstore.Planned && a.State != runstore.Running) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		a.State, a.Error, a.Measurements = runstore.Cancelled, why, nil
+		if err := store.WriteAttempt(a); err != nil {
+			return n, err
+		}
+		store.AppendEvent(runstore.Event{Kind: string(runstore.Cancelled), Attempt: a.ID, Detail: why})
+		n++
+	}
+	return n, nil
+}

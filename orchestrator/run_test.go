@@ -174,6 +174,22 @@ func TestResumeRefusesChangedPlanAndSecondRunner(t *testing.T) {
 	if n := countStates(res.Attempts); n[runstore.Planned] != 8 {
 		t.Fatalf("states %v, want 8 planned", n)
 	}
+	// Cancelling ends it for good: the slots are cancelled, unscored, and a
+	// resume has nothing left to run.
+	defer func() {
+		os.Remove(stop)
+		n, err := orchestrator.Cancel(context.Background(), res.Dir, "")
+		if err != nil || n != 8 {
+			t.Fatalf("cancel: %d, %v", n, err)
+		}
+		store, _ := runstore.Open(res.Dir)
+		all, _ := store.Attempts()
+		for _, a := range all {
+			if a.State != runstore.Cancelled || runstore.Score(a, nil) != nil {
+				t.Errorf("after cancel: %s %s", a.ID, a.State)
+			}
+		}
+	}()
 	store, _ := runstore.Open(res.Dir)
 	if err := store.Lock(); err != nil {
 		t.Fatal(err)

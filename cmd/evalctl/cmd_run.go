@@ -14,17 +14,28 @@ import (
 )
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "run", "run --plan PLAN.yaml [--out DIR] | run --resume RUNDIR [--replace-infra]")
+	fs := newFlags(e, "run", "run --plan PLAN.yaml [--out DIR] | run --resume RUNDIR [--replace-infra] | run --cancel RUNDIR")
 	planFile := fs.String("plan", "", "plan file to register and run")
 	out := fs.String("out", "runs", "directory under which the run directory is created")
 	resumeDir := fs.String("resume", "", "run directory to resume")
 	replace := fs.Bool("replace-infra", false, "on resume, re-run infra-failed attempts as registered replacements")
 	gradeConc := fs.Int("grade-concurrency", 1, "grades run at once")
+	cancelDir := fs.String("cancel", "", "end a stopped run for good: record its attempts not yet run as cancelled")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
 		return usagef("run takes no arguments")
+	}
+	if *cancelDir != "" {
+		if *planFile != "" || *resumeDir != "" {
+			return usagef("--cancel goes alone")
+		}
+		n, err := orchestrator.Cancel(ctx, *cancelDir, "")
+		if err == nil {
+			fmt.Fprintf(e.stdout, "%d attempt(s) recorded as cancelled in %s\n", n, *cancelDir)
+		}
+		return err
 	}
 	if (*planFile == "") == (*resumeDir == "") {
 		return usagef("give exactly one of --plan and --resume")
