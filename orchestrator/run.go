@@ -510,7 +510,7 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 		if err != nil || ctx.Err() != nil {
 			return out // interrupted: the caller records it
 		}
-		if p.Number == 1 && turn.Termination == runstore.TermModelError && turn.Responses == 0 && loopNeverAnswered(loop) {
+		if p.Number == 1 && turn.Termination == runstore.TermModelError && turn.Responses == 0 {
 			return attemptOutcome{infra: fmt.Errorf("endpoint failed before any token: %s", turn.Error)}
 		}
 		snap, err := box.Snapshot(ctx, "/workspace", tasks.Ignored)
@@ -548,9 +548,6 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 	}
 	return out
 }
-
-// loopNeverAnswered reports whether no model response was ever received.
-func loopNeverAnswered(l *agent.Loop) bool { return l.Measurements().Responses == 0 }
 
 // armUnchanged compares the arm the attempt ran under with the registered
 // plan on disk: the plan file must still hash as registered and hold the
