@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,6 +98,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	defer r.store.Unlock()
 	err = r.execute(ctx)
 	r.servers.stop(ctx)
+	r.sweep(context.WithoutCancel(ctx))
 	res := &Result{Dir: r.store.Dir, RunID: r.run.ID, PlanSHA256: r.run.PlanSHA256}
 	res.Attempts, _ = r.store.Attempts()
 	return res, err
@@ -112,6 +114,22 @@ type runner struct {
 	grader  *grader.Grader
 	prog    *progress
 	servers *servers
+	boxes   *boxes
+}
+
+// sweep removes whatever containers of this run still exist when the runner
+// ends. Every attempt removes its own, but a runner killed while the engine
+// was still creating a container (kill -9 between the request and the
+// reply) leaves one that appears only after the next runner's start-up
+// prune has looked; the run lock guarantees no other runner of this run is
+// using them.
+func (r *runner) sweep(ctx context.Context) {
+	removed, err := r.opts.Engine.Prune(ctx, map[string]string{sandbox.LabelRun: r.run.ID})
+	if err != nil {
+		fmt.Fprintf(r.opts.Progress, "warning: remove this run's containers: %v\n", err)
+	} else if len(removed) > 0 {
+		fmt.Fprintf(r.opts.Progress, "removed %d container(s) left behind: %s\n", len(removed), strings.Join(removed, ", "))
+	}
 }
 
 func ensureImage(ctx context.Context, opts Options) (*sandbox.BuiltImage, error) {
@@ -252,7 +270,9 @@ func resume(ctx context.Context, opts Options) (*runner, error) {
 		fmt.Fprintf(opts.Progress, "warning: the sandbox image is now %s, the run registered %s; attempts record the image they ran in\n", img.ID, run.ImageID)
 	}
 	// Containers a killed runner left behind are of no use now.
-	if removed, err := opts.Engine.Prune(ctx, map[string]string{sandbox.LabelRun: run.ID}); err == nil && len(removed) > 0 {
+	if removed, err := opts.Engine.Prune(ctx, map[string]string{sandbox.LabelRun: run.ID}); err != nil {
+		fmt.Fprintf(opts.Progress, "warning: remove containers left by the previous runner: %v\n", err)
+	} else if len(removed) > 0 {
 		fmt.Fprintf(opts.Progress, "removed %d container(s) left by the previous runner\n", len(removed))
 	}
 	store.AppendEvent(runstore.Event{Kind: "resumed"})
@@ -323,6 +343,8 @@ func (r *runner) execute(ctx context.Context) error {
 	}
 	r.prog.start(done)
 	defer r.prog.finish()
+	r.boxes = newBoxes(ctx, r.opts.Engine, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}, len(todo))
+	defer r.boxes.close()
 	sems := map[string]chan struct{}{}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -468,11 +490,18 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 		return attemptOutcome{infra: fmt.Errorf("endpoint %s unreachable before the attempt: %w", baseURL, err)}
 	}
 	a.Endpoint = info
-	box, err := r.opts.Engine.Start(ctx, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Attempt: a.ID, Limits: r.opts.Limits})
+	box, err := r.boxes.take(ctx, a.ID)
 	if err != nil {
 		return attemptOutcome{infra: fmt.Errorf("agent sandbox would not start: %w", err)}
 	}
-	defer box.Remove(context.WithoutCancel(ctx))
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			r.boxes.release(box)
+		}
+	}
+	defer release()
 	starter, err := sandbox.DirEntries(c.WorkspaceDir, tasks.Ignored)
 	if err == nil {
 		err = box.CopyIn(ctx, "/workspace", starter)
@@ -528,6 +557,9 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 	}
 	a.Measurements = loop.Measurements()
 	a.ArmUnchanged = r.armUnchanged(a)
+	// The agent is done with its container: remove it, and start the next
+	// attempt's, while this one is graded.
+	release()
 	// Grade every phase snapshot in a fresh container.
 	for _, s := range a.Snapshots {
 		data, err := os.ReadFile(r.store.SnapshotPath(a.ID, s.Phase))

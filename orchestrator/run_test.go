@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
@@ -75,8 +77,9 @@ func countStates(as []*runstore.Attempt) map[runstore.State]int {
 func TestCohortRecordsExpectedOutcomes(t *testing.T) {
 	eng, img := sandboxtest.Engine(t)
 	srv := startServer(t)
+	var log strings.Builder
 	res, err := orchestrator.Run(context.Background(), orchestrator.Options{
-		PlanFile: plan(t, srv.URL(), ""), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2,
+		PlanFile: plan(t, srv.URL(), ""), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2, Progress: &log,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -117,9 +120,13 @@ func TestCohortRecordsExpectedOutcomes(t *testing.T) {
 			t.Errorf("transcript of %s missing", a.ID)
 		}
 	}
-	// Nothing left running.
+	// Nothing left running, and each attempt removed its own containers:
+	// the end-of-run sweep (for containers a killed runner left) found none.
 	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: filepath.Base(res.Dir)}); len(left) != 0 {
 		t.Errorf("containers left: %v", left)
+	}
+	if strings.Contains(log.String(), "left behind") {
+		t.Errorf("attempts did not remove their own containers:\n%s", log.String())
 	}
 }
 
@@ -262,4 +269,75 @@ arms:
 	if kept.State != runstore.InfraFailed || repl.State != runstore.Completed || repl.ReplacementOf != first.ID || repl.Slot != first.Slot {
 		t.Errorf("predecessor %s, replacement %s of %q", kept.State, repl.State, repl.ReplacementOf)
 	}
+}
+
+// TestRunSweepsContainersCreatedLate stands in for a runner killed while the
+// engine was still creating a container: one labelled with the run appears
+// after the run has started (so after any start-up prune). The run must not
+// end with it still there, and must say it removed it.
+func TestRunSweepsContainersCreatedLate(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	srv := startServer(t)
+	suite, _ := filepath.Abs(fixtureSuite)
+	planFile := filepath.Join(t.TempDir(), "plan.yaml")
+	os.WriteFile(planFile, []byte(`suite: `+suite+`
+cases: [adder]
+repeats: [{label: r1, seed: 1}]
+arms:
+  - {name: good, endpoint: {base_url: "`+srv.URL()+`", model: reference}}
+  - {name: idle, endpoint: {base_url: "`+srv.URL()+`", model: noop}}
+`), 0o644)
+	out := t.TempDir()
+	var log syncBuffer
+	done := make(chan error, 1)
+	var res *orchestrator.Result
+	go func() {
+		var err error
+		res, err = orchestrator.Run(context.Background(), orchestrator.Options{
+			PlanFile: planFile, OutDir: out, Engine: eng, Image: img, Progress: &log,
+		})
+		done <- err
+	}()
+	var runID string
+	deadline := time.Now().Add(2 * time.Minute)
+	for runID == "" {
+		if m, _ := filepath.Glob(filepath.Join(out, "*", runstore.RunFile)); len(m) == 1 {
+			runID = filepath.Base(filepath.Dir(m[0]))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run never registered")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sandboxtest.Start(t, sandbox.Spec{Role: sandbox.RoleAgent, Run: runID, Attempt: "stray"})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: runID}); len(left) != 0 {
+		t.Errorf("containers left: %v", left)
+	}
+	if !strings.Contains(log.String(), "removed 1 container(s) left behind") {
+		t.Errorf("the sweep was not reported:\n%s", log.String())
+	}
+	if res == nil || len(res.Attempts) == 0 {
+		t.Errorf("no attempts recorded")
+	}
+}
+
+// syncBuffer is a strings.Builder safe for the runner's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
@@ -83,10 +84,8 @@ func (e *Engine) Prune(ctx context.Context, labels map[string]string) ([]string,
 	var removed []string
 	var errs []error
 	for _, c := range list {
-		rctx, cancel := context.WithTimeout(ctx, apiTimeout)
-		err := e.cli.ContainerRemove(rctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		cancel()
-		if err != nil && !client.IsErrNotFound(err) {
+		err := e.forceRemove(ctx, c.ID)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("remove %s: %w", c.ID[:12], err))
 			continue
 		}
@@ -97,6 +96,31 @@ func (e *Engine) Prune(ctx context.Context, labels map[string]string) ([]string,
 		removed = append(removed, name)
 	}
 	return removed, errors.Join(errs...)
+}
+
+// forceRemove removes a container and its volumes. A container the engine
+// is already removing (its previous owner was killed mid-request) is waited
+// for, so that a prune that returns without error leaves nothing behind.
+func (e *Engine) forceRemove(ctx context.Context, id string) error {
+	rctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	err := e.cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if err == nil || client.IsErrNotFound(err) {
+		return nil
+	}
+	if !cerrdefs.IsConflict(err) || !strings.Contains(err.Error(), "in progress") {
+		return err
+	}
+	waitC, errC := e.cli.ContainerWait(rctx, id, container.WaitConditionRemoved)
+	select {
+	case <-waitC:
+		return nil
+	case werr := <-errC:
+		if client.IsErrNotFound(werr) {
+			return nil
+		}
+		return fmt.Errorf("%w (waiting for the removal: %v)", err, werr)
+	}
 }
 
 // List returns the IDs of evalctl containers matching all the labels.
