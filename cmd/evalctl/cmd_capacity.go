@@ -72,20 +72,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 }
 
 func capacityResume(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "capacity resume", "capacity resume RUNDIR")
-	mo := servingMachineFlags(fs)
-	pos, err := servingArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usagef("capacity resume needs one run directory")
-	}
-	o, err := mo.options(e)
-	if err != nil {
-		return err
-	}
-	return runCapacityDir(ctx, e, pos[0], o)
+	return servingResume(ctx, e, "capacity", args, runCapacityDir)
 }
 
 func runCapacityDir(ctx context.Context, e *env, dir string, o serving.ScreenOptions) error {

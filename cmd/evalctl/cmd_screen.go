@@ -62,20 +62,26 @@ func cmdScreen(ctx context.Context, e *env, args []string) error {
 }
 
 func screenResume(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "screen resume", "screen resume RUNDIR")
+	return servingResume(ctx, e, "screen", args, runScreenDir)
+}
+
+// servingResume runs `evalctl NAME resume RUNDIR`: the stopped screen or
+// probe in RUNDIR measures what it has not, under this machine's options.
+func servingResume(ctx context.Context, e *env, name string, args []string, run func(context.Context, *env, string, serving.ScreenOptions) error) error {
+	fs := newFlags(e, name+" resume", name+" resume RUNDIR")
 	mo := servingMachineFlags(fs)
 	pos, err := servingArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("screen resume needs one run directory")
+		return usagef("%s resume needs one run directory", name)
 	}
 	o, err := mo.options(e)
 	if err != nil {
 		return err
 	}
-	return runScreenDir(ctx, e, pos[0], o)
+	return run(ctx, e, pos[0], o)
 }
 
 func runScreenDir(ctx context.Context, e *env, dir string, o serving.ScreenOptions) error {

@@ -33,6 +33,9 @@ func TestCLIConventions(t *testing.T) {
 		{[]string{"cases", "list", "--suite", "/nonexistent"}, 1, "/nonexistent/suite.yaml"},
 		{[]string{"cases", "check", "--concurrency", "0"}, 2, "--concurrency must be at least 1"},
 		{[]string{"image", "--bogus"}, 2, "expected 'image build'"},
+		{[]string{"screen", "resume"}, 2, "screen resume needs one run directory"},
+		{[]string{"capacity", "resume", "a", "b"}, 2, "capacity resume needs one run directory"},
+		{[]string{"capacity", "resume", "/nonexistent"}, 1, "/nonexistent"},
 	}
 	for _, tt := range tests {
 		var out, errb strings.Builder

@@ -2,8 +2,6 @@ package serving
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +13,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
@@ -146,61 +142,18 @@ type CapacityResult struct {
 	FinishedAt time.Time `json:"finished_at"`
 }
 
-// RegisterCapacity creates a run directory for plan under out.
+// RegisterCapacity creates a run directory for plan under out, named
+// capacity-PROFILE-YYYYmmdd-HHMMSS.
 func RegisterCapacity(out string, plan *CapacityPlan) (*runstore.Store, *runstore.Run, error) {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return nil, nil, err
-	}
-	now := time.Now().UTC()
-	dir := filepath.Join(out, "capacity-"+plan.Profile.Name+"-"+now.Format("20060102-150405"))
-	if _, err := os.Stat(dir); err == nil {
-		dir += "-" + id.String()[:8]
-	}
-	st, err := runstore.Create(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := json.MarshalIndent(plan, "", "  ")
-	if err != nil {
-		return nil, nil, err
-	}
-	data = append(data, '\n')
-	if err := runstore.WriteFileAtomic(st.Path(CapacityFile), data, 0o644); err != nil {
-		return nil, nil, err
-	}
-	sum := sha256.Sum256(data)
-	run := &runstore.Run{ID: id.String(), CreatedAt: now, PlanSHA256: hex.EncodeToString(sum[:]),
-		EvalctlVersion: runstore.Version(), Kind: KindCapacity}
-	if err := st.WriteRun(run); err != nil {
-		return nil, nil, err
-	}
-	return st, run, nil
+	return registerRun(out, "capacity-"+plan.Profile.Name, KindCapacity, CapacityFile, plan)
 }
 
 // OpenCapacity opens a capacity probe's run directory.
 func OpenCapacity(dir string) (*runstore.Store, *runstore.Run, *CapacityPlan, error) {
-	st, err := runstore.Open(dir)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	run, err := st.ReadRun()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if run.Kind != KindCapacity {
-		return nil, nil, nil, fmt.Errorf("%s is a %q run, not a capacity probe", dir, run.Kind)
-	}
-	data, err := os.ReadFile(st.Path(CapacityFile))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != run.PlanSHA256 {
-		return nil, nil, nil, fmt.Errorf("%s: %s changed since registration", dir, CapacityFile)
-	}
 	var plan CapacityPlan
-	if err := json.Unmarshal(data, &plan); err != nil {
-		return nil, nil, nil, fmt.Errorf("read %s: %w", st.Path(CapacityFile), err)
+	st, run, err := openRun(dir, KindCapacity, "capacity probe", CapacityFile, &plan)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	return st, run, &plan, nil
 }

@@ -3,8 +3,6 @@ package serving
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
@@ -51,34 +47,11 @@ var ErrIncomplete = errors.New("screen incomplete")
 // RegisterScreen creates a run directory for sc under out and writes its
 // identity and plan. The directory is named NAME-YYYYmmdd-HHMMSS.
 func RegisterScreen(out string, sc *Screen) (*runstore.Store, error) {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now().UTC()
-	dir := filepath.Join(out, sc.Spec.Name+"-"+now.Format("20060102-150405"))
-	if _, err := os.Stat(dir); err == nil {
-		dir += "-" + id.String()[:8]
-	}
-	st, err := runstore.Create(dir)
+	st, _, err := registerRun(out, sc.Spec.Name, KindScreen, ScreenFile, sc)
 	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(st.Path(SamplesDir), 0o755); err != nil {
-		return nil, err
-	}
-	data, err := json.MarshalIndent(sc, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	data = append(data, '\n')
-	if err := runstore.WriteFileAtomic(st.Path(ScreenFile), data, 0o644); err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(data)
-	run := &runstore.Run{ID: id.String(), CreatedAt: now, PlanSHA256: hex.EncodeToString(sum[:]),
-		EvalctlVersion: runstore.Version(), Kind: KindScreen}
-	if err := st.WriteRun(run); err != nil {
 		return nil, err
 	}
 	return st, nil
@@ -87,27 +60,10 @@ func RegisterScreen(out string, sc *Screen) (*runstore.Store, error) {
 // OpenScreen opens a screen's run directory and reads what it registered,
 // checking the plan against its recorded digest.
 func OpenScreen(dir string) (*runstore.Store, *runstore.Run, *Screen, error) {
-	st, err := runstore.Open(dir)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	run, err := st.ReadRun()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if run.Kind != KindScreen {
-		return nil, nil, nil, fmt.Errorf("%s is a %q run, not a screen", dir, run.Kind)
-	}
-	data, err := os.ReadFile(st.Path(ScreenFile))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != run.PlanSHA256 {
-		return nil, nil, nil, fmt.Errorf("%s: %s changed since registration (digest differs from run.json)", dir, ScreenFile)
-	}
 	var sc Screen
-	if err := json.Unmarshal(data, &sc); err != nil {
-		return nil, nil, nil, fmt.Errorf("read %s: %w", st.Path(ScreenFile), err)
+	st, run, err := openRun(dir, KindScreen, "screen", ScreenFile, &sc)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	return st, run, &sc, nil
 }
