@@ -167,12 +167,13 @@ func renderPrompt(req *chatRequest) string {
 
 // admit charges the prompt against the single slot's cache: the tokens
 // shared with the previous sequence are reused (cache_n), at least one is
-// always processed, as in llama-server. The slot then holds prompt+output.
-func (s *Server) admit(prompt []string, g *generation) (cacheN int) {
+// always processed, as in llama-server; with cache_prompt false (reuse nil
+// or true otherwise) none is. The slot then holds prompt+output.
+func (s *Server) admit(prompt []string, g *generation, reuse *bool) (cacheN int) {
 	out := Pieces(g.rendered())
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for cacheN < len(prompt) && cacheN < len(s.slot) && prompt[cacheN] == s.slot[cacheN] {
+	for (reuse == nil || *reuse) && cacheN < len(prompt) && cacheN < len(s.slot) && prompt[cacheN] == s.slot[cacheN] {
 		cacheN++
 	}
 	if cacheN >= len(prompt) {
@@ -275,7 +276,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if exact {
 		g.finish = "length"
 	}
-	cacheN := s.admit(prompt, g)
+	cacheN := s.admit(prompt, g, req.CachePrompt)
 	t, pus, dus := s.timingsFor(len(prompt)-cacheN, cacheN, len(g.tokens), g)
 	if err := sleepCtx(r.Context(), out.Delay); err != nil {
 		return
@@ -467,7 +468,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, openAI bool)
 	}
 	g := s.generate(&output{Content: filler(n)}, limit)
 	g.finish = map[string]string{"limit": "length", "eos": "stop"}[stopType]
-	cacheN := s.admit(prompt, g)
+	cacheN := s.admit(prompt, g, req.CachePrompt)
 	t, pus, dus := s.timingsFor(len(prompt)-cacheN, cacheN, len(g.tokens), g)
 	if s.cfg.Realtime && sleepCtx(r.Context(), time.Duration(pus+dus)*time.Microsecond) != nil {
 		s.accountPartial(t, g, 0, 0)

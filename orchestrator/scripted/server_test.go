@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"os"
@@ -384,5 +385,56 @@ func TestPieces(t *testing.T) {
 		if len(p) != tc.want || scripted.CountTokens(tc.in) != tc.want || strings.Join(p, "") != tc.in {
 			t.Errorf("Pieces(%q) = %q (count %d), want %d tokens", tc.in, p, scripted.CountTokens(tc.in), tc.want)
 		}
+	}
+}
+
+// TestCachePrompt: a repeated prompt reuses the slot's cache unless the
+// request says cache_prompt false, in which case every prompt token is
+// processed again (throughput screens rely on that), on both endpoints.
+func TestCachePrompt(t *testing.T) {
+	srv, _ := start(t, scripted.Config{Suite: loadSuite(t)})
+	post := func(path, body string) (cacheN, promptN int64) {
+		t.Helper()
+		resp, err := http.Post(srv.URL()+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var r struct {
+			Timings struct {
+				CacheN  *int64 `json:"cache_n"`
+				PromptN *int64 `json:"prompt_n"`
+			} `json:"timings"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 || r.Timings.CacheN == nil || r.Timings.PromptN == nil {
+			t.Fatalf("%s: status %d, timings %+v, %v", path, resp.StatusCode, r.Timings, err)
+		}
+		return *r.Timings.CacheN, *r.Timings.PromptN
+	}
+	const prompt = "The quick brown fox jumps over the lazy dog, again and again and again."
+	const chat = `{"model":"noop","messages":[{"role":"user","content":"` + prompt + `"}],"max_tokens":8,"ignore_eos":true%s}`
+	const native = `{"prompt":"` + prompt + `","n_predict":8,"ignore_eos":true%s}`
+	for _, tt := range []struct {
+		name, path, body, extra string
+		reused                  bool
+	}{
+		{"chat default", "/v1/chat/completions", chat, "", true},
+		{"chat cache_prompt true", "/v1/chat/completions", chat, `,"cache_prompt":true`, true},
+		{"chat cache_prompt false", "/v1/chat/completions", chat, `,"cache_prompt":false`, false},
+		{"native default", "/completion", native, "", true},
+		{"native cache_prompt false", "/completion", native, `,"cache_prompt":false`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			body := fmt.Sprintf(tt.body, tt.extra)
+			c1, p1 := post(tt.path, body)
+			first := c1 + p1 // the prompt's length in tokens
+			cacheN, promptN := post(tt.path, body)
+			if tt.reused && (cacheN == 0 || cacheN+promptN != first) {
+				t.Errorf("repeated prompt: cache_n %d prompt_n %d, want the %d tokens mostly reused", cacheN, promptN, first)
+			}
+			if !tt.reused && (cacheN != 0 || promptN != first) {
+				t.Errorf("cache_prompt false: cache_n %d prompt_n %d, want 0 and %d", cacheN, promptN, first)
+			}
+		})
 	}
 }

@@ -24,6 +24,9 @@ type chatRequest struct {
 	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`
 	ReasoningEffort     string          `json:"reasoning_effort"`
 	ToolChoice          json.RawMessage `json:"tool_choice"`
+	// CachePrompt false makes the whole prompt be processed again, as
+	// llama-server does; absent means true.
+	CachePrompt *bool `json:"cache_prompt"`
 }
 
 type streamOptions struct {
@@ -176,6 +179,8 @@ type completionRequest struct {
 	Stream    bool            `json:"stream"`
 	Seed      *int64          `json:"seed"`
 	Model     string          `json:"model"`
+	// CachePrompt: as in chatRequest.
+	CachePrompt *bool `json:"cache_prompt"`
 }
 
 type nativeChunk struct {
