@@ -539,7 +539,7 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 		if err != nil || ctx.Err() != nil {
 			return out // interrupted: the caller records it
 		}
-		if p.Number == 1 && turn.Termination == runstore.TermModelError && turn.Responses == 0 {
+		if p.Number == 1 && turn.Termination == runstore.TermModelError && turn.Responses == 0 && endpointDown(turn.ModelErrorKind) {
 			return attemptOutcome{infra: fmt.Errorf("endpoint failed before any token: %s", turn.Error)}
 		}
 		snap, err := box.Snapshot(ctx, "/workspace", tasks.Ignored)
@@ -579,6 +579,20 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 		out.grades = append(out.grades, g)
 	}
 	return out
+}
+
+// endpointDown tells whether a model error before any token means the
+// endpoint was not there to answer (an infrastructure failure, re-run on
+// request) rather than that it answered with a refusal. A context overflow
+// or another 4xx is the arm's own doing and deterministic: it is scored,
+// never set aside, or a misconfigured arm would look untouched and
+// --replace-infra would re-run it for ever.
+func endpointDown(kind string) bool {
+	switch model.Kind(kind) {
+	case model.KindContextOverflow, model.KindRequest:
+		return false
+	}
+	return true
 }
 
 // armUnchanged compares the arm the attempt ran under with the registered

@@ -341,3 +341,42 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestRefusalsAreScored: an endpoint that answers the first request with a
+// refusal (a context overflow, an unknown model) has not failed as
+// infrastructure: the attempt is completed and scored as a model error
+// (functional false), never set aside as infra_failed.
+func TestRefusalsAreScored(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	srv := startServer(t)
+	suite, _ := filepath.Abs(fixtureSuite)
+	dir := t.TempDir()
+	p := `suite: ` + suite + `
+cases: [adder]
+repeats: [{label: r1, seed: 1}]
+arms:
+  - {name: overflow, endpoint: {base_url: "` + srv.URL() + `", model: overflow}}
+  - {name: unknown, endpoint: {base_url: "` + srv.URL() + `", model: no-such-model}}
+`
+	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(p), 0o644)
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: filepath.Join(dir, "plan.yaml"), OutDir: dir, Engine: eng, Image: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _ := runstore.Open(res.Dir)
+	want := map[string]string{"overflow": "context_overflow", "unknown": "request_error"}
+	for _, a := range res.Attempts {
+		grades, _ := store.Grades(a, "graderfixture@0.1.0")
+		o := runstore.Score(a, grades)
+		if a.State != runstore.Completed || o == nil || o.Functional || len(a.Turns) != 1 {
+			t.Errorf("%s: state %s outcome %+v turns %d; want completed and scored not functional", a.Arm, a.State, o, len(a.Turns))
+			continue
+		}
+		if tu := a.Turns[0]; tu.Termination != runstore.TermModelError || tu.ModelErrorKind != want[a.Arm] {
+			t.Errorf("%s: turn ended %s (%q), want model_error (%s)", a.Arm, tu.Termination, tu.ModelErrorKind, want[a.Arm])
+		}
+	}
+	if len(res.Attempts) != 2 {
+		t.Errorf("%d attempts, want 2", len(res.Attempts))
+	}
+}

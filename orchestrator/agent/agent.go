@@ -214,6 +214,7 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
 				stop(turn, runstore.TermWallTimeLimit, "wall-time budget of %s ran out during a model response (its tokens are not counted)", b.WallTime)
 			default:
 				stop(turn, runstore.TermModelError, "%v", err)
+				turn.ModelErrorKind = kind
 			}
 			return nil
 		}

@@ -296,7 +296,7 @@ func TestFaultScripts(t *testing.T) {
 			}
 		}},
 		{"overflow", DefaultBudgets, 4096, runstore.TermModelError, func(t *testing.T, a *attempt) {
-			if !strings.Contains(a.turns[0].Error, "context_overflow") || !strings.Contains(a.turns[0].Error, "n_ctx=131072") || a.turns[0].Responses != 0 {
+			if !strings.Contains(a.turns[0].Error, "context_overflow") || !strings.Contains(a.turns[0].Error, "n_ctx=131072") || a.turns[0].Responses != 0 || a.turns[0].ModelErrorKind != "context_overflow" {
 				t.Errorf("overflow turn %+v", a.turns[0])
 			}
 		}},

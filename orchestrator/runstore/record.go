@@ -112,6 +112,10 @@ type Turn struct {
 	LastTest      *SelfCheck `json:"last_test"`
 	LastTypecheck *SelfCheck `json:"last_typecheck"`
 	Error         string     `json:"error,omitempty"`
+	// ModelErrorKind classifies a model_error termination (connection,
+	// loading, server_error, timeout, context_overflow, request_error, ...):
+	// the runner tells an endpoint that was down from one that answered.
+	ModelErrorKind string `json:"model_error_kind,omitempty"`
 }
 
 // SelfCheck is a test or typecheck command the agent ran itself.
