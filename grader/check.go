@@ -26,6 +26,8 @@ type Variant struct {
 	Phase   int
 	Control *tasks.Control
 	Entries []sandbox.Entry
+	// Groups are the phase's check groups, as the case declares them.
+	Groups []*tasks.Group
 }
 
 // PhaseStart is the workspace as phase n begins when every earlier phase
@@ -69,8 +71,8 @@ func Variants(c *tasks.Case) ([]Variant, error) {
 			return nil, fmt.Errorf("case %s: %w", c.Name, err)
 		}
 		out = append(out,
-			Variant{Name: "reference", Kind: KindReference, Phase: p.Number, Entries: Overlay(start, ref)},
-			Variant{Name: "starter", Kind: KindStarter, Phase: p.Number, Entries: start})
+			Variant{Name: "reference", Kind: KindReference, Phase: p.Number, Entries: Overlay(start, ref), Groups: p.Groups},
+			Variant{Name: "starter", Kind: KindStarter, Phase: p.Number, Entries: start, Groups: p.Groups})
 		for _, ctl := range c.Controls {
 			if ctl.Phase != p.Number {
 				continue
@@ -79,7 +81,7 @@ func Variants(c *tasks.Case) ([]Variant, error) {
 			if err != nil {
 				return nil, fmt.Errorf("case %s control %s: %w", c.Name, ctl.Name, err)
 			}
-			out = append(out, Variant{Name: ctl.Name, Kind: KindControl, Phase: p.Number, Control: ctl, Entries: Overlay(start, over)})
+			out = append(out, Variant{Name: ctl.Name, Kind: KindControl, Phase: p.Number, Control: ctl, Entries: Overlay(start, over), Groups: p.Groups})
 		}
 	}
 	return out, nil
@@ -100,15 +102,27 @@ type CheckResult struct {
 	Extra    []string `json:"extra,omitempty"`
 }
 
-// Expect judges a variant's grade: the reference must be solved; the
-// starter must not be solved and must fail acceptance; a control must fail
-// every group it declares and every test id it lists.
+// Expect judges a variant's grade: the reference must be solved, and every
+// group that runs tests must declare how many (the grader's defence against
+// a test process ended early with status 0); the starter must not be solved
+// and must fail acceptance; a control must fail every group it declares and
+// every test id it lists.
 func Expect(v Variant, g *Grade) CheckResult {
 	r := CheckResult{Variant: v.Name, Kind: v.Kind, Phase: v.Phase, Case: g.Case, Grade: g}
 	switch v.Kind {
 	case KindReference:
 		if !g.Solved {
 			r.Problems = append(r.Problems, "reference is not solved: "+unsolvedWhy(g))
+		}
+		for _, decl := range v.Groups {
+			if decl.Tests != 0 || (decl.Runner != tasks.RunnerPytest && decl.Runner != tasks.RunnerNodeTest) {
+				continue
+			}
+			n := "some"
+			if gr := g.Group(decl.Name); gr != nil {
+				n = fmt.Sprint(gr.Total)
+			}
+			r.Problems = append(r.Problems, fmt.Sprintf("group %s declares no test count: the reference ran %s tests; add 'tests: %s' to the group in case.yaml", decl.Name, n, n))
 		}
 	case KindStarter:
 		if g.Solved {
@@ -168,7 +182,11 @@ func unsolvedWhy(g *Grade) string {
 	}
 	for _, gr := range g.Groups {
 		if gr.Required && !gr.Success {
-			why = append(why, fmt.Sprintf("%s %d/%d failed %v", gr.Name, gr.Passed, gr.Total, gr.FailedTests))
+			w := fmt.Sprintf("%s %d/%d failed %v", gr.Name, gr.Passed, gr.Total, gr.FailedTests)
+			if gr.Declared != 0 && gr.Total != gr.Declared {
+				w += fmt.Sprintf(" (ran %d of the %d declared tests)", gr.Total, gr.Declared)
+			}
+			why = append(why, w)
 		}
 	}
 	return strings.Join(why, "; ")

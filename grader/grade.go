@@ -36,7 +36,11 @@ type GroupResult struct {
 	Passed   int    `json:"passed"`
 	Failed   int    `json:"failed"`
 	Total    int    `json:"total"`
-	// Success is exit status zero, at least one test run and none failed.
+	// Declared is the number of tests the case declares for the group (0:
+	// not declared); a report counting other than that fails the group.
+	Declared int `json:"declared,omitempty"`
+	// Success is exit status zero, at least one test run, none failed and,
+	// where the case declares a count, exactly that many run.
 	Success bool `json:"success"`
 	// FailedTests names the failed tests (see cases/README.md for ids).
 	FailedTests []string `json:"failed_tests,omitempty"`

@@ -120,6 +120,7 @@ def pytest_runtest_makereport(item, call):
 		solved   bool
 		accPass  int // acceptance tests that must pass (of the full count)
 		accTotal int
+		accFails bool // acceptance must fail even with every counted test passed
 		// protected lists protected-change entries expected in the grade.
 		protected []string
 		missing   []string
@@ -145,6 +146,14 @@ def pytest_runtest_makereport(item, call):
 		{name: "exits 0 before any test runs", c: adder, snap: answer(t, adder, false,
 			file("adder.py", "import os\nos._exit(0)\n")),
 			accPass: 0, accTotal: 0},
+		{name: "ends the test process early with status 0 (pytest.exit)", c: adder, snap: answer(t, adder, false,
+			file("adder.py", "import pytest\n\n\ndef add(a, b):\n    if a == 0 and b == 0:\n        pytest.exit('done', returncode=0)\n    return a + b\n")),
+			// The report lists the interrupted test without a failure; the
+			// cut-short session's exit status fails the group.
+			accPass: 3, accTotal: 3, accFails: true},
+		{name: "ends the test process at load with status 0 (process.exit)", c: tsadd, snap: answer(t, tsadd, true,
+			file("src/sum.ts", "(globalThis as any).process.exit(0);\nexport function sum(xs: number[]): number {\n  return 0;\n}\n\nexport function name(): string {\n  return \"tsadd\";\n}\n")),
+			accPass: 1, accTotal: 1},
 		{name: "skips the frozen tests", c: adder, snap: answer(t, adder, false,
 			file("adder.py", "import pytest\npytest.skip('no', allow_module_level=True)\n")),
 			accPass: 0, accTotal: 1},
@@ -171,7 +180,7 @@ def pytest_runtest_makereport(item, call):
 			if gr.Solved != tt.solved || acc.Passed != tt.accPass || acc.Total != tt.accTotal {
 				t.Errorf("solved=%v acceptance %d/%d; want solved=%v %d/%d\n%s", gr.Solved, acc.Passed, acc.Total, tt.solved, tt.accPass, tt.accTotal, acc.Output)
 			}
-			if tt.accPass < 3 && acc.Success {
+			if (tt.accPass < 3 || tt.accFails) && acc.Success {
 				t.Errorf("acceptance succeeded for a failing answer")
 			}
 			if strings.Join(gr.ProtectedChanges, "|") != strings.Join(tt.protected, "|") || gr.ProtectedChangesCount != len(tt.protected) {

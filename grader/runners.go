@@ -49,8 +49,15 @@ func runGroup(ctx context.Context, box *sandbox.Container, g *tasks.Group) (*Gro
 		return nil, err
 	}
 	res.Failed = res.Total - res.Passed
-	// A group that ran no test fails, whatever its exit status.
-	res.Success = res.ExitCode == 0 && !res.TimedOut && res.Total > 0 && res.Passed == res.Total
+	// A group that ran no test fails, whatever its exit status, and so does
+	// one whose report counts other than the tests the case declares: the
+	// process ended early (or the checks are not what the case says).
+	res.Declared = g.Tests
+	counted := g.Tests == 0 || res.Total == g.Tests
+	if !counted {
+		res.Output = fmt.Sprintf("evalctl: the report counts %d tests, the case declares %d: the test run ended early\n", res.Total, g.Tests) + res.Output
+	}
+	res.Success = res.ExitCode == 0 && !res.TimedOut && res.Total > 0 && res.Passed == res.Total && counted
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }

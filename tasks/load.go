@@ -81,6 +81,7 @@ type groupYAML struct {
 	TSConfig string   `yaml:"tsconfig"`
 	Timeout  string   `yaml:"timeout"`
 	Required *bool    `yaml:"required"`
+	Tests    *int     `yaml:"tests"`
 }
 
 type controlYAML struct {
@@ -313,6 +314,15 @@ func loadPhase(c *Case, n int, py phaseYAML, fe func(string, string) error) (*Ph
 		}
 		if gy.Required != nil {
 			g.Required = *gy.Required
+		}
+		if gy.Tests != nil {
+			switch {
+			case g.Runner != RunnerPytest && g.Runner != RunnerNodeTest:
+				return nil, fe(gf+".tests", fmt.Sprintf("runner %s runs no tests to count", g.Runner))
+			case *gy.Tests <= 0:
+				return nil, fe(gf+".tests", fmt.Sprintf("%d is not a number of tests (at least 1)", *gy.Tests))
+			}
+			g.Tests = *gy.Tests
 		}
 		if err := checkGroupFiles(c, p, g); err != nil {
 			return nil, fe(gf, err.Error())

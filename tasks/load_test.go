@@ -94,7 +94,7 @@ func TestLoadSuiteRejectsMalformedInput(t *testing.T) {
 		{"test path missing", func(t *testing.T, d string) {
 			edit(t, d+"/adder/case.yaml", "[/checks/regression]", "[/checks/regresion]")
 		}, []string{"groups[1]", "/checks/regresion"}},
-		{"bad timeout", func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "timeout: 60s}", "timeout: soon}") }, []string{"timeout", "soon"}},
+		{"bad timeout", func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "timeout: 60s,", "timeout: soon,") }, []string{"timeout", "soon"}},
 		{"control with unknown group", func(t *testing.T, d string) {
 			edit(t, d+"/adder/case.yaml", "acceptance: [test_negative]", "acceptanse: [test_negative]")
 		}, []string{"controls[0].must_fail", "acceptanse"}},
@@ -102,6 +102,12 @@ func TestLoadSuiteRejectsMalformedInput(t *testing.T) {
 			edit(t, d+"/adder/case.yaml", "why: Clamps negative sums to zero.", "why: \"\"")
 		}, []string{"controls[0].why"}},
 		{"tsconfig missing", func(t *testing.T, d string) { os.Remove(d + "/tsadd/checks/tsconfig.consumer.json") }, []string{"tsadd/case.yaml", "tsconfig.consumer.json"}},
+		{"test count on a runner without tests", func(t *testing.T, d string) {
+			edit(t, d+"/adder/case.yaml", "runner: py-compile", "runner: py-compile, tests: 3")
+		}, []string{"adder/case.yaml", "groups[3].tests", "runs no tests to count"}},
+		{"test count not positive", func(t *testing.T, d string) {
+			edit(t, d+"/adder/case.yaml", "tests: 3}", "tests: 0}")
+		}, []string{"adder/case.yaml", ".tests", "0 is not a number of tests"}},
 		{"symlink in a case", func(t *testing.T, d string) { os.Symlink("/etc/passwd", d+"/adder/workspace/link") }, []string{"symbolic links"}},
 	}
 	for _, tt := range tests {

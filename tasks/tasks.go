@@ -106,6 +106,12 @@ type Group struct {
 	Timeout time.Duration
 	// Required groups decide "solved"; an optional group is reported only.
 	Required bool
+	// Tests is how many tests the group runs (pytest, node-test; 0 when
+	// not declared). An answer that ends the test process early with
+	// status 0 (pytest.exit, process.exit) leaves a report of the tests run
+	// so far, all passing: the grader fails a group whose report counts
+	// other than this many, and 'cases check' requires it to be declared.
+	Tests int
 }
 
 // Control is a negative control: a deliberately wrong answer that the
