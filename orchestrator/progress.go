@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"fmt"
 	"io"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,10 +24,13 @@ type progress struct {
 	current   map[string]*runstore.Attempt
 	tokens    int64
 	decodeSec float64
-	scored    int
-	funcOK    int
-	delivOK   int
-	stop      chan struct{}
+	// unmeasured counts completed attempts whose tokens or decode seconds
+	// are unknown: left out of tokens and decode TPS, not added as 0.
+	unmeasured int
+	scored     int
+	funcOK     int
+	delivOK    int
+	stop       chan struct{}
 }
 
 func newProgress(w io.Writer, live bool, total int) *progress {
@@ -45,7 +50,13 @@ func (p *progress) start(done int) {
 				select {
 				case <-t.C:
 					p.mu.Lock()
-					p.draw()
+					select {
+					case <-p.stop:
+						// finish ran while this tick waited for the lock:
+						// the line is final.
+					default:
+						p.draw()
+					}
 					p.mu.Unlock()
 				case <-p.stop:
 					return
@@ -84,8 +95,12 @@ func (p *progress) end(a *runstore.Attempt, o *runstore.Outcome) {
 		p.done++
 	}
 	if m := a.Measurements; m != nil && a.State == runstore.Completed {
-		p.tokens += m.NativeOutputTokens
-		p.decodeSec += m.DecodeSeconds
+		if m.NativeOutputTokens != nil && m.DecodeSeconds != nil {
+			p.tokens += *m.NativeOutputTokens
+			p.decodeSec += *m.DecodeSeconds
+		} else {
+			p.unmeasured++
+		}
 	}
 	verdict := "unscored"
 	if o != nil {
@@ -118,12 +133,17 @@ func (p *progress) draw() {
 	for _, a := range p.current {
 		cur = append(cur, a.Arm+"/"+a.Case+"/"+a.Repeat)
 	}
+	sort.Strings(cur) // a steady order from one redraw to the next
 	tps := "-"
 	if p.decodeSec > 0 {
 		tps = fmt.Sprintf("%.1f", float64(p.tokens)/p.decodeSec)
 	}
-	line := fmt.Sprintf("[%d/%d] %s  elapsed %s  tokens %d  decode TPS %s  functional %d/%d  delivered %d/%d",
-		p.done, p.total, strings.Join(cur, ","), time.Since(p.began).Round(time.Second), p.tokens, tps, p.funcOK, p.scored, p.delivOK, p.scored)
+	tokens := strconv.FormatInt(p.tokens, 10)
+	if p.unmeasured > 0 {
+		tokens += fmt.Sprintf(" (+%d attempt(s) unknown, not counted)", p.unmeasured)
+	}
+	line := fmt.Sprintf("[%d/%d] %s  elapsed %s  tokens %s  decode TPS %s  functional %d/%d  delivered %d/%d",
+		p.done, p.total, strings.Join(cur, ","), time.Since(p.began).Round(time.Second), tokens, tps, p.funcOK, p.scored, p.delivOK, p.scored)
 	fmt.Fprintf(p.w, "\r\033[K%s", line)
 }
 

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -130,6 +132,9 @@ func decodeArgs(raw string, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("arguments are not valid JSON for this tool: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("arguments are not valid JSON for this tool: more follows the arguments object")
 	}
 	return nil
 }
@@ -367,12 +372,12 @@ func (l *Loop) formatExec(res *sandbox.ExecResult, timeout time.Duration) string
 	half := l.cfg.MaxToolOutput / 2
 	if len(res.Stdout) > 0 {
 		b.WriteString("--- stdout ---\n")
-		b.WriteString(capMiddle(res.Stdout, half, res.StdoutTruncated))
+		b.WriteString(capMiddle(res.Stdout, half, res.StdoutBytes, res.StdoutTruncated))
 		b.WriteString("\n")
 	}
 	if len(res.Stderr) > 0 {
 		b.WriteString("--- stderr ---\n")
-		b.WriteString(capMiddle(res.Stderr, half, res.StderrTruncated))
+		b.WriteString(capMiddle(res.Stderr, half, res.StderrBytes, res.StderrTruncated))
 		b.WriteString("\n")
 	}
 	return b.String()
@@ -385,15 +390,22 @@ func (l *Loop) capText(s string, truncated bool) string {
 	return s[:min(len(s), l.cfg.MaxToolOutput)] + "\n[... output truncated by evalctl ...]\n"
 }
 
-// capMiddle keeps the head and the (more telling) tail of long output.
-func capMiddle(b []byte, max int, truncated bool) string {
+// capMiddle keeps the head and the (more telling) tail of long output. When
+// the sandbox already cut the stream (truncated) it kept only its head, so
+// no tail is known: the head is shown with how much the command wrote in
+// all (written; 0 when unknown), never the end of the kept part passed off
+// as the end of the output.
+func capMiddle(b []byte, max int, written int64, truncated bool) string {
 	b = bytes.TrimSuffix(b, []byte(sandbox.TruncationMark))
-	if len(b) <= max {
-		s := string(b)
-		if truncated {
-			s += sandbox.TruncationMark
+	if truncated {
+		head := b[:min(len(b), max)]
+		if written > int64(len(head)) {
+			return string(head) + fmt.Sprintf("\n[... output truncated by evalctl: %d bytes in all, only the first %d shown ...]\n", written, len(head))
 		}
-		return s
+		return string(head) + sandbox.TruncationMark
+	}
+	if len(b) <= max {
+		return string(b)
 	}
 	head := max / 4
 	tail := max - head
