@@ -181,7 +181,10 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 	run := &runstore.Run{
 		ID: id.String(), CreatedAt: time.Now().UTC(), PlanSHA256: sum, Kind: "cohort",
 		Suite:   runstore.SuiteRef{Name: suite.Name, Version: suite.Version, Fingerprint: suite.Fingerprint},
-		ImageID: img.ID, EvalctlVersion: runstore.Version(),
+		ImageID: img.ID, EvalctlVersion: runstore.Version(), ArmHashes: map[string]string{},
+	}
+	for i := range plan.Arms {
+		run.ArmHashes[plan.Arms[i].Name] = plan.Arms[i].Hash()
 	}
 	// Every slot gets its planned record before the first attempt runs, so
 	// that what was planned is on disk whatever happens next.

@@ -107,7 +107,7 @@ func TestCohortRecordsExpectedOutcomes(t *testing.T) {
 			t.Errorf("identity not recorded: endpoint %+v image %s suite %+v", a.Endpoint, a.ImageID, a.Suite)
 		}
 		m := a.Measurements
-		if m == nil || m.NativeOutputTokens <= 0 || m.DecodeSeconds <= 0 || m.TimingsSource != "server" {
+		if m == nil || m.NativeOutputTokens == nil || *m.NativeOutputTokens <= 0 || m.DecodeSeconds == nil || *m.DecodeSeconds <= 0 || m.TimingsSource != "server" {
 			t.Errorf("measurements %+v", m)
 		}
 		for _, s := range a.Snapshots {
@@ -127,6 +127,23 @@ func TestCohortRecordsExpectedOutcomes(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "left behind") {
 		t.Errorf("attempts did not remove their own containers:\n%s", log.String())
+	}
+	// The run's identity: evalctl's version and each arm's hash, the one its
+	// attempts record; the plan's SHA-256 is printed before any attempt.
+	run, err := store.ReadRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.EvalctlVersion == "" || len(run.ArmHashes) != 2 {
+		t.Errorf("run.json: version %q, arm hashes %v", run.EvalctlVersion, run.ArmHashes)
+	}
+	for _, a := range res.Attempts {
+		if h := run.ArmHashes[a.Arm]; h == "" || h != a.ArmHash {
+			t.Errorf("arm %s: run.json has hash %q, the attempt %q", a.Arm, h, a.ArmHash)
+		}
+	}
+	if i, j := strings.Index(log.String(), "plan sha256 "+run.PlanSHA256), strings.Index(log.String(), " start "); i < 0 || j < 0 || i > j {
+		t.Errorf("the plan's SHA-256 is not printed before the first attempt:\n%s", log.String())
 	}
 }
 

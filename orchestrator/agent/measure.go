@@ -11,6 +11,7 @@ import (
 type meter struct {
 	responses              int
 	outputTokens           int64
+	outputKnown            bool
 	decodeSeconds          float64
 	promptTokens, cached   int64
 	promptSeconds          float64
@@ -26,15 +27,23 @@ type meter struct {
 }
 
 func (m *meter) init() {
-	m.promptKnown, m.cacheKnow = true, true
+	m.outputKnown, m.promptKnown, m.cacheKnow = true, true, true
 	m.finish = map[string]int{}
 }
 
 func (m *meter) add(r *model.Response) {
 	m.responses++
+	// A response that reported no output token count makes the attempt's
+	// count unknown: adding 0 for it would understate the tokens while its
+	// decode seconds still count, a decode TPS lower than the truth.
 	if n, ok := r.OutputTokens(); ok {
 		m.outputTokens += n
+	} else {
+		m.outputKnown = false
 	}
+	// Decode time is never missing: without server timings it is measured
+	// by the client (first to last token of a stream, else the wall time),
+	// which TimingsSource marks.
 	sec, server := r.DecodeSeconds()
 	m.decodeSeconds += sec
 	if server {
@@ -72,13 +81,15 @@ func (m *meter) add(r *model.Response) {
 
 func (m *meter) result() *runstore.Measurements {
 	out := &runstore.Measurements{
-		NativeOutputTokens: m.outputTokens,
-		DecodeSeconds:      m.decodeSeconds,
-		TaskSeconds:        m.taskSeconds,
-		ToolCalls:          m.toolCalls,
-		ToolErrors:         m.toolErrors,
-		Responses:          m.responses,
-		FinishReasons:      map[string]int{},
+		DecodeSeconds: ptr(m.decodeSeconds),
+		TaskSeconds:   m.taskSeconds,
+		ToolCalls:     m.toolCalls,
+		ToolErrors:    m.toolErrors,
+		Responses:     m.responses,
+		FinishReasons: map[string]int{},
+	}
+	if m.outputKnown {
+		out.NativeOutputTokens = ptr(m.outputTokens)
 	}
 	for k, v := range m.finish {
 		out.FinishReasons[k] = v

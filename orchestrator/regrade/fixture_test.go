@@ -201,7 +201,8 @@ func writeRun(t testing.TB, g regrade.Grader, dir, runID string, specs []attempt
 			a.Error = "docker daemon went away"
 		} else {
 			a.State, a.ArmUnchanged = runstore.Completed, &yes
-			a.Measurements = &runstore.Measurements{NativeOutputTokens: 1000, DecodeSeconds: 20, TaskSeconds: 40, TimingsSource: "server"}
+			tokens, decode := int64(1000), 20.0
+			a.Measurements = &runstore.Measurements{NativeOutputTokens: &tokens, DecodeSeconds: &decode, TaskSeconds: 40, TimingsSource: "server"}
 		}
 		for p, style := range sp.styles {
 			phase := p + 1

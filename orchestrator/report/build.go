@@ -99,12 +99,23 @@ type Stats struct {
 	// Functional and Delivered are over scored attempts.
 	Functional Rate `json:"functional"`
 	Delivered  Rate `json:"delivered"`
-	// Measured counts the attempts the speed figures pool.
-	Measured             int      `json:"measured"`
-	NativeOutputTokens   *int64   `json:"native_output_tokens"`
-	DecodeSeconds        *float64 `json:"decode_seconds"`
-	TaskSeconds          *float64 `json:"task_seconds"`
-	DecodeTPS            *float64 `json:"decode_tps"`
+	// Measured counts the attempts the speed figures pool. Unmeasured counts
+	// the scored attempts they leave out because a figure they need is null
+	// (an attempt some response of which reported no output token count):
+	// unknown, never pooled as 0.
+	Measured           int      `json:"measured"`
+	Unmeasured         int      `json:"unmeasured"`
+	NativeOutputTokens *int64   `json:"native_output_tokens"`
+	DecodeSeconds      *float64 `json:"decode_seconds"`
+	TaskSeconds        *float64 `json:"task_seconds"`
+	DecodeTPS          *float64 `json:"decode_tps"`
+	// TimingsSource says where the pooled decode seconds come from:
+	// "server" when every measured attempt was timed by the server, "client"
+	// when every one was measured by the client (DESIGN.md: such figures are
+	// marked), "mixed" when both were pooled, "unknown" when some attempt
+	// did not record it; null without a measured attempt. Attempts without
+	// responses ("none") add no decode time and do not change it.
+	TimingsSource        *string  `json:"timings_source"`
 	TaskOutputTPS        *float64 `json:"task_output_tps"`
 	MedianAttemptSeconds *float64 `json:"median_attempt_seconds"`
 	// Terminations counts scored attempts by the termination of their last
@@ -274,6 +285,7 @@ func Build(in *Input, opts Options) (*Report, error) {
 		rep.Notes = append(rep.Notes, cmp.Functional.Words, cmp.Delivered.Words, cmp.DecodeTPSRatio.Words)
 	}
 	rep.Notes = append(rep.Notes, countNotes(in)...)
+	rep.Notes = append(rep.Notes, timingNotes(rep)...)
 	return rep, nil
 }
 
@@ -340,6 +352,7 @@ func pool(rows []*Row) Stats {
 	var dec, task float64
 	var draftSeen bool
 	var secs []float64
+	var src timingSources
 	for _, r := range rows {
 		s.States[r.State]++
 		if !r.inPlan() {
@@ -369,9 +382,11 @@ func pool(rows []*Row) Stats {
 			s.Terminations[*r.Termination]++
 		}
 		if !r.measured() {
+			s.Unmeasured++
 			continue
 		}
 		s.Measured++
+		src.add(r.TimingsSource)
 		tok += *r.NativeOutputTokens
 		dec += *r.DecodeSeconds
 		task += *r.TaskSeconds
@@ -397,6 +412,7 @@ func pool(rows []*Row) Stats {
 		if m, ok := median(secs); ok {
 			s.MedianAttemptSeconds = &m
 		}
+		s.TimingsSource = src.result()
 	}
 	if draftSeen {
 		s.DraftTokens, s.DraftAccepted = &draftTok, &draftAcc
@@ -406,6 +422,57 @@ func pool(rows []*Row) Stats {
 		}
 	}
 	return s
+}
+
+// Timing sources of an attempt's or a pool's decode seconds.
+const (
+	TimingsServer  = "server"
+	TimingsClient  = "client"
+	TimingsMixed   = "mixed"
+	TimingsUnknown = "unknown"
+	// TimingsNone is an attempt without responses: no decode time at all.
+	TimingsNone = "none"
+)
+
+// timingSources collects the timings_source of pooled attempts.
+type timingSources struct {
+	server, client, mixed, unknown bool
+}
+
+func (t *timingSources) add(src *string) {
+	switch {
+	case src == nil:
+		t.unknown = true
+	case *src == TimingsServer:
+		t.server = true
+	case *src == TimingsClient:
+		t.client = true
+	case *src == TimingsMixed:
+		t.mixed = true
+	case *src == TimingsNone:
+	default:
+		t.unknown = true
+	}
+}
+
+// result is the pool's source: one kind alone names itself, client and
+// server together are mixed, and any attempt of unknown source makes the
+// whole unknown rather than claim a kind; null when no attempt added time.
+func (t *timingSources) result() *string {
+	var v string
+	switch {
+	case t.unknown:
+		v = TimingsUnknown
+	case t.mixed || (t.server && t.client):
+		v = TimingsMixed
+	case t.client:
+		v = TimingsClient
+	case t.server:
+		v = TimingsServer
+	default:
+		return nil
+	}
+	return &v
 }
 
 // pairKey matches attempts across arms: same case, same repeat label (same
@@ -664,7 +731,7 @@ func distinct(rows []*Row, f func(*Row) string) []string {
 
 // countNotes says, in words, what was left out of the counts.
 func countNotes(in *Input) []string {
-	var ungraded, unscored, replaced int
+	var ungraded, unscored, replaced, unmeasured int
 	suites := orderedSet{}
 	for i := range in.Rows {
 		r := &in.Rows[i]
@@ -678,9 +745,16 @@ func countNotes(in *Input) []string {
 			suites.add(r.Suite, r.RunID)
 		case Unscored:
 			unscored++
+		case Scored:
+			if !r.measured() {
+				unmeasured++
+			}
 		}
 	}
 	var out []string
+	if unmeasured > 0 {
+		out = append(out, fmt.Sprintf("%d scored attempt(s) have no native output token count or no decode seconds (some response reported none): null, left out of decode TPS and task TPS, not counted as 0", unmeasured))
+	}
 	if ungraded > 0 {
 		out = append(out, fmt.Sprintf("%d completed attempt(s) have no grade under %s: shown as ungraded (-), not counted as failures", ungraded, strings.Join(suites.keys, ", ")))
 	}
@@ -689,6 +763,47 @@ func countNotes(in *Input) []string {
 	}
 	if replaced > 0 {
 		out = append(out, fmt.Sprintf("%d infrastructure-failed attempt(s) were replaced by a rerun of the same slot", replaced))
+	}
+	return out
+}
+
+// timingMark is what the text formats append to a decode TPS that is not
+// purely server-timed; "" for server timings or no figure.
+func timingMark(src *string) string {
+	if src == nil {
+		return ""
+	}
+	switch *src {
+	case TimingsServer:
+		return ""
+	case TimingsClient:
+		return "client-measured"
+	case TimingsMixed:
+		return "mixed timing sources"
+	default:
+		return "timing source unknown"
+	}
+}
+
+// timingNotes say, in words, which arms' decode TPS is not purely
+// server-timed (DESIGN.md: client-measured figures are marked).
+func timingNotes(r *Report) []string {
+	var out []string
+	for _, a := range r.Arms {
+		if a.DecodeTPS == nil || a.TimingsSource == nil || *a.TimingsSource == TimingsServer {
+			continue
+		}
+		var what string
+		switch *a.TimingsSource {
+		case TimingsClient:
+			what = "is client-measured (first to last streamed token, or the wall time of a response), not server timings"
+		case TimingsMixed:
+			what = "pools server timings with client-measured decode time (mixed timing sources)"
+		default:
+			what = "rests on attempts whose timing source is unknown"
+		}
+		out = append(out, fmt.Sprintf("%s: decode TPS %s %s: not comparable with server-timed figures, and the decode gains, tokens/week and decode TPS ratios computed from it inherit that",
+			a.Arm, fmtF(a.DecodeTPS, 2), what))
 	}
 	return out
 }

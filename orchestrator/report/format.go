@@ -86,6 +86,26 @@ func fmtGain(v *float64) string {
 	return fmt.Sprintf("%+.1f%%", *v)
 }
 
+// fmtMeasured is the number of attempts the speed figures pool, with the
+// scored attempts they leave out for a null measurement: "22 (+2 null)".
+func fmtMeasured(s *Stats) string {
+	out := strconv.Itoa(s.Measured)
+	if s.Unmeasured > 0 {
+		out += fmt.Sprintf(" (+%d null)", s.Unmeasured)
+	}
+	return out
+}
+
+// fmtDecodeTPS is the pooled decode TPS, marked when it is not purely
+// server-timed: "41.20 (client-measured)".
+func fmtDecodeTPS(s *Stats) string {
+	out := fmtF(s.DecodeTPS, 2)
+	if m := timingMark(s.TimingsSource); m != "" && s.DecodeTPS != nil {
+		out += " (" + m + ")"
+	}
+	return out
+}
+
 // fmtRate is "22/24 91.7% [74.2-97.7]", or "0/0 -" without a denominator.
 func fmtRate(r Rate) string {
 	if r.Rate == nil {
@@ -158,8 +178,8 @@ func tables(r *Report) []table {
 	speed := table{Title: "Speed per arm (pooled: sum of tokens / sum of seconds over scored attempts with measurements)",
 		Header: []string{"arm", "measured", "tokens", "decode s", "task s", "decode TPS", "task TPS", "median s", "draft accept", "decode gain", "task gain", "tokens/week"}}
 	for _, a := range r.Arms {
-		speed.Rows = append(speed.Rows, []string{a.Arm, strconv.Itoa(a.Measured), fmtI(a.NativeOutputTokens), fmtF(a.DecodeSeconds, 1),
-			fmtF(a.TaskSeconds, 1), fmtF(a.DecodeTPS, 2), fmtF(a.TaskOutputTPS, 2), fmtF(a.MedianAttemptSeconds, 1),
+		speed.Rows = append(speed.Rows, []string{a.Arm, fmtMeasured(&a.Stats), fmtI(a.NativeOutputTokens), fmtF(a.DecodeSeconds, 1),
+			fmtF(a.TaskSeconds, 1), fmtDecodeTPS(&a.Stats), fmtF(a.TaskOutputTPS, 2), fmtF(a.MedianAttemptSeconds, 1),
 			fmtPct(a.DraftAcceptance), fmtGain(a.DecodeTPSGainPercent), fmtGain(a.TaskOutputTPSGainPercent), fmtF(a.TokensPerWeek, 0)})
 	}
 	ts = append(ts, speed)

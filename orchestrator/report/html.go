@@ -76,7 +76,8 @@ ul.words li{margin:4px 0}
 </html>
 `))
 
-// Chart colours: functional, delivered, task TPS, and the grid's scale.
+// Chart colours: functional, delivered, task TPS, the grid's scale and the
+// timing-source mark.
 const (
 	colFunctional = "#2b6cb0"
 	colDelivered  = "#38a169"
@@ -85,6 +86,7 @@ const (
 	colAxis       = "#4a5568"
 	colGrid       = "#e2e8f0"
 	colNull       = "#edf2f7"
+	colMark       = "#c05621" // a decode TPS that is not purely server-timed
 )
 
 func esc(s string) string { return html.EscapeString(s) }
@@ -150,6 +152,9 @@ func tpsSVG(r *Report) string {
 	left := 60.0
 	for _, a := range r.Arms {
 		left = math.Max(left, textWidth(armLabel(r, a.Arm), 12)+16)
+		if m := timingMark(a.TimingsSource); m != "" && a.DecodeTPS != nil {
+			left = math.Max(left, textWidth(m, 10)+16)
+		}
 	}
 	width := left + plotW + 110
 	height := top + rowH*float64(max(len(r.Arms), 1)) + 30
@@ -175,13 +180,17 @@ func tpsSVG(r *Report) string {
 		y0 := top + rowH*float64(i)
 		label := armLabel(r, a.Arm)
 		fmt.Fprintf(&b, `<text class="arm" x="%s" y="%s" font-size="12" font-weight="600" text-anchor="end" fill="#1a202c">%s</text>`, num(left-8), num(y0+17), esc(label))
+		if m := timingMark(a.TimingsSource); m != "" && a.DecodeTPS != nil {
+			// Under the arm's name: its decode TPS is not purely server-timed.
+			fmt.Fprintf(&b, `<text class="timing" x="%s" y="%s" font-size="10" font-style="italic" text-anchor="end" fill="%s">%s</text>`, num(left-8), num(y0+31), colMark, esc(m))
+		}
 		if a.DecodeTPS == nil {
 			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="%s">no measured attempts</text>`, num(left+4), num(y0+17), colAxis)
 			continue
 		}
 		d := *a.DecodeTPS
 		fmt.Fprintf(&b, `<rect class="bar decode" x="%s" y="%s" width="%s" height="20" fill="%s"><title>%s decode TPS %s</title></rect>`,
-			num(left), num(y0+4), num(xs(d)-left), colDecode, esc(a.Arm), fmtF(a.DecodeTPS, 2))
+			num(left), num(y0+4), num(xs(d)-left), colDecode, esc(a.Arm), esc(fmtDecodeTPS(&a.Stats)))
 		gain := ""
 		if a.DecodeTPSGainPercent != nil {
 			gain = " (" + fmtGain(a.DecodeTPSGainPercent) + ")"

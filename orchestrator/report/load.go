@@ -132,10 +132,13 @@ func NewRow(a *runstore.Attempt, suiteID string, grades []*grader.Grade) Row {
 		r.Termination = &t
 	}
 	if m := a.Measurements; m != nil {
-		tok, dec, task := m.NativeOutputTokens, m.DecodeSeconds, m.TaskSeconds
+		task := m.TaskSeconds
 		calls, errs := m.ToolCalls, m.ToolErrors
 		src := m.TimingsSource
-		r.NativeOutputTokens, r.DecodeSeconds, r.TaskSeconds = &tok, &dec, &task
+		// Tokens and decode seconds stay null where the attempt could not
+		// sum them (a response without the figure): such a row is left out
+		// of the speed pools (see Row.measured), never counted as 0.
+		r.NativeOutputTokens, r.DecodeSeconds, r.TaskSeconds = clone(m.NativeOutputTokens), clone(m.DecodeSeconds), &task
 		r.ToolCalls, r.ToolErrors = &calls, &errs
 		r.PromptTokens, r.PromptSeconds = m.PromptTokens, m.PromptSeconds
 		r.MaxSequenceTokens = m.MaxSequenceTokens
@@ -169,4 +172,14 @@ func NewRow(a *runstore.Attempt, suiteID string, grades []*grader.Grade) Row {
 		r.SuiteFingerprint = &fp
 	}
 	return r
+}
+
+// clone copies the value p points to, so that a row shares no memory with
+// the record it was made from; nil stays nil.
+func clone[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

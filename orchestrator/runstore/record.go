@@ -134,23 +134,30 @@ type Snapshot struct {
 }
 
 // Measurements are the attempt's sums of what the server reported. Fields a
-// server did not report are null, never zero.
+// server did not report are null, never zero: a sum is null as soon as one
+// response of the attempt lacked the figure, never the partial sum of the
+// others.
 type Measurements struct {
-	NativeOutputTokens int64          `json:"native_output_tokens"`
-	DecodeSeconds      float64        `json:"decode_seconds"`
-	PromptTokens       *int64         `json:"prompt_tokens"`
-	PromptSeconds      *float64       `json:"prompt_seconds"`
-	CachedTokens       *int64         `json:"cached_tokens"`
-	TaskSeconds        float64        `json:"task_seconds"`
-	ToolCalls          int            `json:"tool_calls"`
-	ToolErrors         int            `json:"tool_errors"`
-	Responses          int            `json:"responses"`
-	MaxSequenceTokens  *int64         `json:"max_sequence_tokens"`
-	FinishReasons      map[string]int `json:"finish_reasons"`
-	DraftTokens        *int64         `json:"draft_tokens"`
-	DraftAccepted      *int64         `json:"draft_accepted"`
+	// NativeOutputTokens is null when some response reported no output
+	// token count (neither timings.predicted_n nor usage).
+	NativeOutputTokens *int64 `json:"native_output_tokens"`
+	// DecodeSeconds is null when some response's decode time is unknown;
+	// client-measured time counts as known and is marked by TimingsSource.
+	DecodeSeconds     *float64       `json:"decode_seconds"`
+	PromptTokens      *int64         `json:"prompt_tokens"`
+	PromptSeconds     *float64       `json:"prompt_seconds"`
+	CachedTokens      *int64         `json:"cached_tokens"`
+	TaskSeconds       float64        `json:"task_seconds"`
+	ToolCalls         int            `json:"tool_calls"`
+	ToolErrors        int            `json:"tool_errors"`
+	Responses         int            `json:"responses"`
+	MaxSequenceTokens *int64         `json:"max_sequence_tokens"`
+	FinishReasons     map[string]int `json:"finish_reasons"`
+	DraftTokens       *int64         `json:"draft_tokens"`
+	DraftAccepted     *int64         `json:"draft_accepted"`
 	// TimingsSource is "server" when every figure came from server timings,
-	// "client" when the client measured decode time itself, "mixed" otherwise.
+	// "client" when the client measured decode time itself, "mixed" otherwise
+	// ("none" for an attempt without responses).
 	TimingsSource string `json:"timings_source"`
 }
 

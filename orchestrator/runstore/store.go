@@ -55,6 +55,9 @@ type Run struct {
 	EvalctlVersion string   `json:"evalctl_version"`
 	// Kind is "cohort" or "screen".
 	Kind string `json:"kind"`
+	// ArmHashes maps each arm of a cohort to the SHA-256 of its registered
+	// configuration, the same hash every attempt of the arm records.
+	ArmHashes map[string]string `json:"arm_hashes,omitempty"`
 }
 
 // Store is an open run directory.

@@ -60,7 +60,13 @@ type AttemptSpec struct {
 	Tokens                     int64
 	Decode, Task               float64
 	DraftTokens, DraftAccepted *int64
-	ImageID                    string
+	// TokensUnknown and DecodeUnknown write native_output_tokens or
+	// decode_seconds as null, as the runner records an attempt where some
+	// response lacked the figure; Tokens or Decode are then ignored.
+	TokensUnknown, DecodeUnknown bool
+	// TimingsSource is the attempt's timings_source ("server" when empty).
+	TimingsSource string
+	ImageID       string
 }
 
 var fixedTime = time.Date(2026, 10, 10, 12, 0, 0, 0, time.UTC)
@@ -236,12 +242,23 @@ func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *runsto
 			SHA256: hashOf(fmt.Sprintf("%s/%d", a.ID, p)), Bytes: 20480})
 	}
 	prompt, promptSec, cached, maxSeq := as.Tokens*9, as.Decode/20, as.Tokens*8, int64(24000)+as.Tokens%9000
+	tokens, decode := &as.Tokens, &as.Decode
+	if as.TokensUnknown {
+		tokens = nil
+	}
+	if as.DecodeUnknown {
+		decode = nil
+	}
+	source := as.TimingsSource
+	if source == "" {
+		source = "server"
+	}
 	a.Measurements = &runstore.Measurements{
-		NativeOutputTokens: as.Tokens, DecodeSeconds: as.Decode, TaskSeconds: as.Task,
+		NativeOutputTokens: tokens, DecodeSeconds: decode, TaskSeconds: as.Task,
 		PromptTokens: &prompt, PromptSeconds: &promptSec, CachedTokens: &cached,
 		ToolCalls: 13 * n, ToolErrors: 1, Responses: 14 * n, MaxSequenceTokens: &maxSeq,
 		FinishReasons: map[string]int{"tool_calls": 13 * n, "stop": n},
-		DraftTokens:   as.DraftTokens, DraftAccepted: as.DraftAccepted, TimingsSource: "server",
+		DraftTokens:   as.DraftTokens, DraftAccepted: as.DraftAccepted, TimingsSource: source,
 	}
 	return a
 }

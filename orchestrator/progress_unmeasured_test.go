@@ -1,0 +1,35 @@
+package orchestrator
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+)
+
+// TestProgressLeavesUnknownTokensOut: a completed attempt whose output token
+// count is unknown (some response reported none) adds neither tokens nor
+// decode seconds to the live line, which says how many were left out,
+// instead of lowering the decode rate with seconds that have no tokens.
+func TestProgressLeavesUnknownTokensOut(t *testing.T) {
+	var buf strings.Builder
+	p := newProgress(&buf, false, 3)
+	p.start(0)
+	p.began = time.Now()
+	tokens, decode, unknownDecode := int64(300), 2.0, 5.0
+	known := &runstore.Attempt{ID: "1", Arm: "a", Case: "c", Repeat: "repeat-1", State: runstore.Completed,
+		Measurements: &runstore.Measurements{NativeOutputTokens: &tokens, DecodeSeconds: &decode}}
+	unknown := &runstore.Attempt{ID: "2", Arm: "a", Case: "c", Repeat: "repeat-2", State: runstore.Completed,
+		Measurements: &runstore.Measurements{DecodeSeconds: &unknownDecode}}
+	p.end(known, &runstore.Outcome{Functional: true})
+	p.end(unknown, &runstore.Outcome{Functional: true})
+	if p.tokens != 300 || p.decodeSec != 2 || p.unmeasured != 1 {
+		t.Errorf("pooled %d tokens in %v s with %d unknown; want 300 in 2 s with 1 unknown", p.tokens, p.decodeSec, p.unmeasured)
+	}
+	buf.Reset()
+	p.draw()
+	if line := buf.String(); !strings.Contains(line, "tokens 300 (+1 attempt(s) unknown, not counted)  decode TPS 150.0") {
+		t.Errorf("live line %q", line)
+	}
+}
