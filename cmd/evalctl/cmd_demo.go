@@ -13,7 +13,7 @@ import (
 
 func cmdDemo(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "demo", "demo [--suite DIR] [--out DIR] [--cases a,b] [--realtime]")
-	suite := fs.String("suite", "cases", "suite directory")
+	suite := fs.String("suite", "", "suite directory (default: the built-in development suite)")
 	out := fs.String("out", "runs", "directory under which the run directory is created")
 	cases := fs.String("cases", "", "comma-separated cases (default: all)")
 	realtime := fs.Bool("realtime", false, "let the scripted model take as long as its emulated timings say")

@@ -9,9 +9,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
@@ -21,7 +23,8 @@ import (
 
 // Options configure the demo.
 type Options struct {
-	// SuiteDir is the suite to run (default "cases").
+	// SuiteDir is the suite to run; empty means the built-in development
+	// suite, written once to the user's cache directory.
 	SuiteDir string
 	// OutDir receives the run directory (default "runs").
 	OutDir string
@@ -36,18 +39,32 @@ type Options struct {
 	Live             bool
 }
 
+// loadSuite loads dir, or with no dir the built-in development suite.
+func loadSuite(dir string) (*tasks.Suite, error) {
+	if dir != "" {
+		return tasks.LoadSuite(dir)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	sub, err := fs.Sub(evalctl.DevSuite, "cases")
+	if err != nil {
+		return nil, err
+	}
+	return tasks.Materialize(sub, filepath.Join(cache, "evalctl", "suites"))
+}
+
 // Run runs the demo and returns the run directory.
 func Run(ctx context.Context, opts Options) (string, error) {
-	if opts.SuiteDir == "" {
-		opts.SuiteDir = "cases"
-	}
 	if opts.OutDir == "" {
 		opts.OutDir = "runs"
 	}
-	suite, err := tasks.LoadSuite(opts.SuiteDir)
+	suite, err := loadSuite(opts.SuiteDir)
 	if err != nil {
-		return "", fmt.Errorf("demo: %w (run it from the repository root, or give --suite)", err)
+		return "", fmt.Errorf("demo: %w", err)
 	}
+	fmt.Fprintf(opts.Progress, "suite %s (%s) from %s\n", suite.ID(), suite.Fingerprint, suite.Dir)
 	recipe, err := sandbox.DefaultRecipe()
 	if err != nil {
 		return "", err

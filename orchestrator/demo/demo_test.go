@@ -2,6 +2,7 @@ package demo_test
 
 import (
 	"context"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -9,17 +10,29 @@ import (
 	"github.com/evalctl/evalctl/orchestrator/demo"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
+	"github.com/evalctl/evalctl/tasks"
 )
 
-// TestDemoEndToEnd runs the main job as users do: the whole development
-// suite under the reference and flawed arms, graded, with the pooled table
-// and the paired transitions printed.
+// TestDemoEndToEnd runs the main job as users do: the built-in development
+// suite (embedded in the binary, written to the user's cache directory, so
+// the demo needs no checkout) under the reference and flawed arms, graded,
+// with the pooled table and the paired transitions printed.
 func TestDemoEndToEnd(t *testing.T) {
 	eng, _ := sandboxtest.Engine(t)
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	onDisk, err := tasks.LoadSuite("../../cases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // no cases/ directory in sight
 	var out, progress strings.Builder
-	dir, err := demo.Run(context.Background(), demo.Options{SuiteDir: "../../cases", OutDir: t.TempDir(), Engine: eng, Stdout: &out, Progress: &progress})
+	dir, err := demo.Run(context.Background(), demo.Options{OutDir: t.TempDir(), Engine: eng, Stdout: &out, Progress: &progress})
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, progress.String())
+	}
+	if want := "suite " + onDisk.ID() + " (" + onDisk.Fingerprint + ") from " + filepath.Join(cache, "evalctl", "suites"); !strings.Contains(progress.String(), want) {
+		t.Errorf("progress lacks %q:\n%s", want, progress.String())
 	}
 	text := out.String()
 	// The flawed arm writes a negative control on every other case (4 of
