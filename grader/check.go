@@ -16,6 +16,9 @@ const (
 	KindReference = "reference"
 	KindStarter   = "starter"
 	KindControl   = "control"
+	// KindCase marks a row judging a case as a whole (its set of controls),
+	// not one graded variant; its Grade is nil.
+	KindCase = "case"
 )
 
 // Variant is a known answer to one phase of a case: its reference, the
@@ -237,4 +240,37 @@ func (g *Grader) CheckCases(ctx context.Context, s *tasks.Suite, cases []*tasks.
 		}
 	}
 	return results, nil
+}
+
+// JudgeControls judges each case's set of negative controls from the
+// graded variants: a case needs at least two, and at least one plausible
+// wrong answer of the kind a capable model writes, one that passes the
+// public tests (and changes no protected file) yet fails what it declares.
+// Without one, the checks are only shown to catch answers the public
+// tests catch already. It returns one row per case, Kind KindCase.
+func JudgeControls(cases []*tasks.Case, results []CheckResult) []CheckResult {
+	var out []CheckResult
+	for _, c := range cases {
+		r := CheckResult{Case: c.Name, Variant: "controls", Kind: KindCase}
+		var plausible []string
+		for _, res := range results {
+			if res.Case != c.Name || res.Kind != KindControl || res.Grade == nil {
+				continue
+			}
+			if pub := res.Grade.Group("public"); pub != nil && pub.Success && res.Grade.ProtectedChangesCount == 0 && res.Met {
+				plausible = append(plausible, res.Variant)
+			}
+		}
+		if n := len(c.Controls); n < 2 {
+			r.Problems = append(r.Problems, fmt.Sprintf("%d negative control(s); a case needs at least 2", n))
+		}
+		if len(plausible) == 0 {
+			r.Problems = append(r.Problems, "no control passes the public tests: add a plausible wrong answer (passes public, misses an edge the contract states)")
+		} else {
+			r.Extra = append(r.Extra, "plausible: "+strings.Join(plausible, ", "))
+		}
+		r.Met = len(r.Problems) == 0
+		out = append(out, r)
+	}
+	return out
 }

@@ -80,3 +80,46 @@ func TestExpectJudgesEveryKind(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgeControls: a case needs two negative controls, one of them
+// plausible (passes the public tests, changes no protected file, fails what
+// it declares); the row names the plausible ones.
+func TestJudgeControls(t *testing.T) {
+	pub := func(ok bool) grader.GroupResult {
+		return grader.GroupResult{Name: "public", Required: true, Passed: 1, Total: 1, Success: ok}
+	}
+	row := func(name string, publicOK bool, protected int, met bool) grader.CheckResult {
+		return grader.CheckResult{Case: "c", Kind: grader.KindControl, Variant: name, Met: met,
+			Grade: &grader.Grade{ProtectedChangesCount: protected, Groups: []grader.GroupResult{pub(publicOK)}}}
+	}
+	two := &tasks.Case{Name: "c", Controls: []*tasks.Control{{Name: "a"}, {Name: "b"}}}
+	one := &tasks.Case{Name: "c", Controls: []*tasks.Control{{Name: "a"}}}
+	tests := []struct {
+		name    string
+		c       *tasks.Case
+		results []grader.CheckResult
+		met     bool
+		problem string
+		extra   string
+	}{
+		{"one plausible of two", two, []grader.CheckResult{row("a", true, 0, true), row("b", false, 0, true)}, true, "", "plausible: a"},
+		{"none passes public", two, []grader.CheckResult{row("a", false, 0, true), row("b", false, 0, true)}, false, "no control passes the public tests", ""},
+		{"passing public by changing a protected file is not plausible", two, []grader.CheckResult{row("a", true, 1, true), row("b", false, 0, true)}, false, "no control passes the public tests", ""},
+		{"a control that misses its expectation is not plausible", two, []grader.CheckResult{row("a", true, 0, false), row("b", false, 0, true)}, false, "no control passes the public tests", ""},
+		{"too few controls", one, []grader.CheckResult{row("a", true, 0, true)}, false, "1 negative control(s); a case needs at least 2", "plausible: a"},
+		{"rows of other cases do not count", two, []grader.CheckResult{{Case: "d", Kind: grader.KindControl, Variant: "x", Met: true,
+			Grade: &grader.Grade{Groups: []grader.GroupResult{pub(true)}}}}, false, "no control passes", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := grader.JudgeControls([]*tasks.Case{tt.c}, tt.results)
+			if len(rows) != 1 || rows[0].Kind != grader.KindCase || rows[0].Case != "c" || rows[0].Grade != nil {
+				t.Fatalf("rows %+v, want one case row", rows)
+			}
+			r := rows[0]
+			if r.Met != tt.met || !strings.Contains(strings.Join(r.Problems, "; "), tt.problem) || strings.Join(r.Extra, "; ") != tt.extra {
+				t.Errorf("met=%v problems %q extra %q; want met=%v, %q, %q", r.Met, r.Problems, r.Extra, tt.met, tt.problem, tt.extra)
+			}
+		})
+	}
+}

@@ -59,15 +59,16 @@ func count(kinds []string, k string) int {
 	return n
 }
 
-// grading reports whether some attempt has its snapshot but no grade yet.
-func grading(dir string) bool {
+// grading returns the attempts that have their snapshot but no grade yet.
+func grading(dir string) map[string]bool {
+	out := map[string]bool{}
 	snaps, _ := filepath.Glob(filepath.Join(dir, "attempts", "*", "phase-1.tar"))
 	for _, s := range snaps {
 		if _, err := os.Stat(filepath.Join(filepath.Dir(s), runstore.GradesDir)); os.IsNotExist(err) {
-			return true
+			out[filepath.Base(filepath.Dir(s))] = true
 		}
 	}
-	return false
+	return out
 }
 
 // TestKillNineAndResume really kills a running evalctl at several points —
@@ -129,9 +130,18 @@ func TestKillNineAndResume(t *testing.T) {
 	cmd = start("run", "--resume", dir)
 	waitFor("an attempt to complete", func() bool { return count(events(dir), "completed") >= 1 }, cmd)
 	kill(cmd)
-	// 3: during grading.
+	// 3: during grading, of an attempt this runner ran (not one an earlier
+	// kill left with a snapshot and no grade).
+	before := grading(dir)
 	cmd = start("run", "--resume", dir)
-	waitFor("grading", func() bool { return grading(dir) }, cmd)
+	waitFor("grading", func() bool {
+		for id := range grading(dir) {
+			if !before[id] {
+				return true
+			}
+		}
+		return false
+	}, cmd)
 	kill(cmd)
 	// Finally, run to the end.
 	cmd = exec.Command(bin, "run", "--resume", dir)

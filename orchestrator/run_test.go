@@ -397,3 +397,71 @@ arms:
 		t.Errorf("%d attempts, want 2", len(res.Attempts))
 	}
 }
+
+// TestResumeRefusesChangedSuite: a suite edited after registration (one
+// byte of a frozen check) makes resume refuse, naming the fingerprints,
+// rather than grade the rest of the run by other checks.
+func TestResumeRefusesChangedSuite(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	srv := startServer(t)
+	suite := filepath.Join(t.TempDir(), "suite")
+	if err := os.CopyFS(suite, os.DirFS(fixtureSuite)); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	stop := filepath.Join(dir, "STOP")
+	os.WriteFile(stop, nil, 0o644)
+	p := `suite: ` + suite + `
+cases: [adder]
+repeats: [{label: r1, seed: 1}]
+arms:
+  - {name: good, endpoint: {base_url: "` + srv.URL() + `", model: reference}}
+guards: {stop_file: ` + stop + `}
+`
+	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(p), 0o644)
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: filepath.Join(dir, "plan.yaml"), OutDir: dir, Engine: eng, Image: img})
+	if !errors.Is(err, orchestrator.ErrGuard) {
+		t.Fatalf("registration: %v, want the stop-file guard", err)
+	}
+	os.Remove(stop)
+	f, err := os.OpenFile(filepath.Join(suite, "adder", "checks", "acceptance", "test_acc.py"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("#")
+	f.Close()
+	_, err = orchestrator.Run(context.Background(), orchestrator.Options{ResumeDir: res.Dir, Engine: eng, Image: img})
+	if !errors.Is(err, orchestrator.ErrChanged) || !strings.Contains(err.Error(), "fingerprint") || !strings.Contains(err.Error(), "regrade") {
+		t.Errorf("changed suite: got %v, want ErrChanged naming the fingerprints and regrade", err)
+	}
+}
+
+// TestSandboxThatWillNotStartIsInfra: an agent container the engine
+// refuses to create (here a memory limit below the engine's minimum) is an
+// infrastructure failure: unscored, null measurements, never a model
+// failure.
+func TestSandboxThatWillNotStartIsInfra(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	srv := startServer(t)
+	suite, _ := filepath.Abs(fixtureSuite)
+	dir := t.TempDir()
+	p := `suite: ` + suite + `
+cases: [adder]
+repeats: [{label: r1, seed: 1}]
+arms:
+  - {name: good, endpoint: {base_url: "` + srv.URL() + `", model: reference}}
+`
+	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(p), 0o644)
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: filepath.Join(dir, "plan.yaml"), OutDir: dir, Engine: eng, Image: img,
+		Limits: sandbox.Limits{MemoryBytes: 1 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.Attempts[0]
+	if len(res.Attempts) != 1 || a.State != runstore.InfraFailed || !strings.Contains(a.Error, "agent sandbox would not start") || a.Measurements != nil || runstore.Score(a, nil) != nil {
+		t.Fatalf("got %s (%q) measurements %v, want one unscored infra_failed attempt", a.State, a.Error, a.Measurements)
+	}
+	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: filepath.Base(res.Dir)}); len(left) != 0 {
+		t.Errorf("containers left: %v", left)
+	}
+}

@@ -121,6 +121,7 @@ func casesCheck(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	results = append(results, grader.JudgeControls(cases, results)...)
 	failed := 0
 	for _, r := range results {
 		if !r.Met {
@@ -135,8 +136,8 @@ func casesCheck(ctx context.Context, e *env, args []string) error {
 		}
 	} else {
 		printChecks(e, results)
-		fmt.Fprintf(e.stdout, "\n%s (%s): %d variants, %d expectations unmet, %.1fs with concurrency %d\n",
-			s.ID(), s.Fingerprint[:16], len(results), failed, time.Since(start).Seconds(), *conc)
+		fmt.Fprintf(e.stdout, "\n%s (%s): %d variants and %d cases judged, %d expectations unmet, %.1fs with concurrency %d\n",
+			s.ID(), s.Fingerprint[:16], len(results)-len(cases), len(cases), failed, time.Since(start).Seconds(), *conc)
 	}
 	if failed > 0 {
 		return &exitError{code: 1, msg: fmt.Sprintf("%d of %d fixture expectations unmet", failed, len(results))}
@@ -148,6 +149,17 @@ func printChecks(e *env, results []grader.CheckResult) {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "CASE\tPHASE\tVARIANT\tGROUPS (passed/total)\tSOLVED\tEXPECTATION\n")
 	for _, r := range results {
+		verdict := "met"
+		if !r.Met {
+			verdict = "UNMET: " + strings.Join(r.Problems, "; ")
+		}
+		if len(r.Extra) > 0 {
+			verdict += " (" + strings.Join(r.Extra, "; ") + ")"
+		}
+		if r.Grade == nil { // a case as a whole
+			fmt.Fprintf(tw, "%s\t-\t%s\t\t-\t%s\n", r.Case, r.Variant, verdict)
+			continue
+		}
 		var groups []string
 		for _, g := range r.Grade.Groups {
 			mark := ""
@@ -155,13 +167,6 @@ func printChecks(e *env, results []grader.CheckResult) {
 				mark = "!"
 			}
 			groups = append(groups, fmt.Sprintf("%s %d/%d%s", g.Name, g.Passed, g.Total, mark))
-		}
-		verdict := "met"
-		if !r.Met {
-			verdict = "UNMET: " + strings.Join(r.Problems, "; ")
-		}
-		if len(r.Extra) > 0 {
-			verdict += " (" + strings.Join(r.Extra, "; ") + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%v\t%s\n", r.Case, r.Phase, r.Variant, strings.Join(groups, ", "), r.Grade.Solved, verdict)
 	}
