@@ -14,6 +14,7 @@ import (
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
+	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 	"github.com/evalctl/evalctl/tasks"
@@ -232,6 +233,22 @@ arms:
 	logs, _ := filepath.Glob(filepath.Join(res.Dir, "servers", "*.log"))
 	if len(logs) < 2 {
 		t.Errorf("server logs %v: want a server per arm switch", logs)
+	}
+	// Each attempt names the identity of the server start it ran under:
+	// its command line and what /props said.
+	for _, a := range res.Attempts {
+		var id serving.Identity
+		if a.Server == "" {
+			t.Errorf("%s %s: no server identity recorded", a.Arm, a.Repeat)
+			continue
+		}
+		if err := runstore.ReadJSON(filepath.Join(res.Dir, a.Server), &id); err != nil {
+			t.Errorf("%s: %v", a.Server, err)
+			continue
+		}
+		if id.Profile != "scripted" || len(id.Argv) == 0 || id.PID == 0 || id.BuildInfo == nil || id.ContextSize == nil {
+			t.Errorf("%s: identity %+v lacks the command line or /props", a.Server, id)
+		}
 	}
 	// No scripted server process survives the run.
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")

@@ -17,6 +17,7 @@ import (
 	"github.com/evalctl/evalctl/orchestrator/agent"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 )
@@ -209,9 +210,10 @@ func newRunner(opts Options, plan *Plan, suite *tasks.Suite, store *runstore.Sto
 	}
 	return &runner{
 		opts: opts, plan: plan, suite: suite, store: store, run: run, image: img,
-		grader:  grader.New(opts.Engine, img.Ref, img.ID, grader.Options{Concurrency: gc}),
-		prog:    newProgress(opts.Progress, opts.Live, len(plan.Slots)),
-		servers: &servers{dir: store.Path("servers"), evalctl: opts.Evalctl, progress: opts.Progress},
+		grader: grader.New(opts.Engine, img.Ref, img.ID, grader.Options{Concurrency: gc}),
+		prog:   newProgress(opts.Progress, opts.Live, len(plan.Slots)),
+		servers: &servers{dir: store.Path("servers"), evalctl: opts.Evalctl, progress: opts.Progress,
+			hashes: serving.DefaultHashCache(), events: store.AppendEvent},
 	}
 }
 
@@ -444,11 +446,11 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt) error {
 	var out attemptOutcome
 	baseURL := arm.Endpoint.BaseURL
 	if arm.Profile != "" {
-		url, err := r.servers.ensure(ctx, arm)
+		url, identity, err := r.servers.ensure(ctx, arm)
 		if err != nil {
 			out.infra = fmt.Errorf("model server for arm %s: %w", arm.Name, err)
 		}
-		baseURL = url
+		baseURL, a.Server = url, identity
 	}
 	if out.infra == nil {
 		out = r.runAttempt(ctx, a, arm, baseURL, c)

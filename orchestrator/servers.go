@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 )
 
@@ -20,13 +21,26 @@ type servers struct {
 	dir      string
 	evalctl  string
 	progress io.Writer
+	hashes   *serving.HashCache
+	events   func(runstore.Event) error
 	cur      *serving.Server
 	curArm   string
 	curFile  string
-	starts   int
+	// curIdentity is the identity file of the running server, relative
+	// to the run directory ("" when it could not be taken).
+	curIdentity string
+	starts      int
 }
 
-func (s *servers) ensure(ctx context.Context, arm *Arm) (string, error) {
+// ensure returns the base URL of the arm's server, starting it when
+// needed, and the identity file of that server start (relative to the run
+// directory; "" when the server did not say who it is).
+func (s *servers) ensure(ctx context.Context, arm *Arm) (string, string, error) {
+	url, err := s.ensureURL(ctx, arm)
+	return url, s.curIdentity, err
+}
+
+func (s *servers) ensureURL(ctx context.Context, arm *Arm) (string, error) {
 	p, err := serving.LoadProfile(arm.Profile)
 	if err != nil {
 		return "", err
@@ -64,7 +78,18 @@ func (s *servers) ensure(ctx context.Context, arm *Arm) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.cur, s.curArm, s.curFile = srv, arm.Name, arm.Profile
+	s.cur, s.curArm, s.curFile, s.curIdentity = srv, arm.Name, arm.Profile, ""
+	// Who the server is (build, model path, flags, weight digests), kept
+	// beside its log; every attempt it serves names the file.
+	if id, err := srv.Identity(ctx, s.hashes); err != nil {
+		s.events(runstore.Event{Kind: "identity_failed", Detail: fmt.Sprintf("%s: %v", p.Name, err)})
+	} else {
+		name := fmt.Sprintf("%03d-%s.identity.json", s.starts, p.Name)
+		if err := runstore.WriteJSON(filepath.Join(s.dir, name), id); err != nil {
+			return "", err
+		}
+		s.curIdentity = filepath.Join(filepath.Base(s.dir), name)
+	}
 	return srv.BaseURL, nil
 }
 

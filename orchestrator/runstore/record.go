@@ -64,8 +64,13 @@ type Attempt struct {
 	ImageID        string        `json:"image_id"`
 	EvalctlVersion string        `json:"evalctl_version"`
 	Endpoint       *EndpointInfo `json:"endpoint"`
-	StartedAt      *time.Time    `json:"started_at"`
-	FinishedAt     *time.Time    `json:"finished_at"`
+	// Server is the identity file (relative to the run directory) of the
+	// model server evalctl started for the attempt from the arm's profile:
+	// build, model path, flags, weight digests. Empty for arms that name
+	// an endpoint evalctl does not run.
+	Server     string     `json:"server,omitempty"`
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
 	// ExpectedTurns is the number of phases of the case.
 	ExpectedTurns int           `json:"expected_turns"`
 	Turns         []Turn        `json:"turns"`
