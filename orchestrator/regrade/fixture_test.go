@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -332,25 +331,4 @@ func treeDiff(before, after map[string]string) (added, changed, removed []string
 	sort.Strings(changed)
 	sort.Strings(removed)
 	return added, changed, removed
-}
-
-// checkAppendOnly asserts that events.jsonl only grew, by exactly want
-// lines, each a regrade event.
-func checkAppendOnly(t *testing.T, beforeLog, afterLog []byte, want int) {
-	t.Helper()
-	if !strings.HasPrefix(string(afterLog), string(beforeLog)) {
-		t.Fatalf("events.jsonl was rewritten, not appended to:\nbefore %q\nafter  %q", beforeLog, afterLog)
-	}
-	extra := strings.Split(strings.TrimSuffix(string(afterLog[len(beforeLog):]), "\n"), "\n")
-	if len(afterLog) == len(beforeLog) {
-		extra = nil
-	}
-	if len(extra) != want {
-		t.Fatalf("events.jsonl gained %d lines, want %d: %q", len(extra), want, extra)
-	}
-	for _, l := range extra {
-		if !strings.Contains(l, `"kind":"regrade"`) {
-			t.Errorf("appended event is not a regrade event: %s", l)
-		}
-	}
 }

@@ -61,8 +61,8 @@ func WriteText(w io.Writer, r *Result) error {
 		if n > 0 {
 			added = fmt.Sprintf("added %d grade files under attempts/*/%s/%s/", n, runstore.GradesDir, r.Suite)
 		}
-		if run.EventAppended {
-			added += fmt.Sprintf(" and one line to %s", filepath.Join(run.Dir, runstore.EventsFile))
+		if run.Record != "" {
+			added += fmt.Sprintf(" and the record %s", filepath.Join(run.Dir, run.Record))
 		}
 		fmt.Fprintf(w, "run %s (%s, ran under %s): %s\n", run.RunID, run.Dir, run.From, added)
 	}

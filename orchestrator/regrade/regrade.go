@@ -34,8 +34,17 @@ import (
 // Schema names the version of the regrade result's JSON shape.
 const Schema = "evalctl.regrade/v1"
 
-// EventKind is the kind of the event a regrade appends to a run's log.
-const EventKind = "regrade"
+// Record is what a regrade writes in a run directory it graded, as a new
+// file under regrades/: which suite, when, and which attempts it graded.
+// Nothing already in the run directory is touched, the event log included.
+type Record struct {
+	Kind        string    `json:"kind"`
+	At          time.Time `json:"at"`
+	Suite       string    `json:"suite"`
+	Fingerprint string    `json:"fingerprint"`
+	Attempts    []string  `json:"attempts"`
+	Note        string    `json:"note"`
+}
 
 // Grader grades one answer snapshot; *grader.Grader satisfies it.
 type Grader interface {
@@ -151,9 +160,9 @@ type RunResult struct {
 	RunID string `json:"run_id"`
 	// From is the suite id the run ran (and was first graded) under.
 	From string `json:"from_suite"`
-	// EventAppended is whether a line was appended to the run's
-	// events.jsonl (only when this regrade wrote grades).
-	EventAppended bool `json:"event_appended"`
+	// Record is the regrade record written in the run directory (relative
+	// to it), only when this regrade wrote grades.
+	Record string `json:"record,omitempty"`
 }
 
 // Result is the outcome of a regrade.
@@ -347,7 +356,7 @@ func Run(ctx context.Context, g Grader, dirs []string, opts Options) (*Result, e
 		}
 	}
 
-	// One line per run in its append-only log, where grades were written.
+	// One new record file per run where grades were written.
 	for k, r := range runs {
 		var graded []string
 		for _, a := range res.Attempts {
@@ -358,13 +367,17 @@ func Run(ctx context.Context, g Grader, dirs []string, opts Options) (*Result, e
 		if len(graded) == 0 {
 			continue
 		}
-		err := r.st.AppendEvent(runstore.Event{Kind: EventKind, Detail: fmt.Sprintf(
-			"graded %d attempts under %s (fingerprint %s) without calling any model; earlier grades unchanged",
-			len(graded), suiteID, s.Fingerprint)})
-		if err != nil {
+		now := time.Now().UTC()
+		rel := filepath.Join(runstore.RegradesDir, now.Format("20060102T150405.000000000Z")+"-"+suiteID+".json")
+		rec := Record{Kind: "regrade", At: now, Suite: suiteID, Fingerprint: s.Fingerprint, Attempts: graded,
+			Note: fmt.Sprintf("graded %d attempts under %s without calling any model; earlier grades unchanged", len(graded), suiteID)}
+		if err := os.MkdirAll(r.st.Path(runstore.RegradesDir), 0o755); err != nil {
 			return nil, fmt.Errorf("regrade: run %s: %w", r.dir, err)
 		}
-		res.Runs[k].EventAppended = true
+		if err := runstore.WriteJSON(r.st.Path(rel), rec); err != nil {
+			return nil, fmt.Errorf("regrade: run %s: %w", r.dir, err)
+		}
+		res.Runs[k].Record = rel
 	}
 
 	if err := compare(runs, res, suiteID); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -35,7 +36,6 @@ func TestRegradeAddsGradesAndChangesNothingElse(t *testing.T) {
 	g := cached
 	dir := fixtureRun(t)
 	before := hashTree(t, dir)
-	logBefore, _ := os.ReadFile(filepath.Join(dir, runstore.EventsFile))
 
 	res, err := regrade.Run(context.Background(), g, []string{dir}, regrade.Options{Suite: s2, Concurrency: 2})
 	if err != nil {
@@ -45,7 +45,7 @@ func TestRegradeAddsGradesAndChangesNothingElse(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Only new grade files appear, plus one line appended to the event log.
+	// Only new files appear: the grades and the regrade's record.
 	after := hashTree(t, dir)
 	added, changed, removed := treeDiff(before, after)
 	var want []string
@@ -54,6 +54,7 @@ func TestRegradeAddsGradesAndChangesNothingElse(t *testing.T) {
 			want = append(want, fmt.Sprintf("attempts/%s/grades/regradefx@1.0.1/phase-%d.json", a.id, p+1))
 		}
 	}
+	want = append(want, res.Runs[0].Record)
 	sort.Strings(want)
 	if strings.Join(added, "\n") != strings.Join(want, "\n") {
 		t.Errorf("added files:\n%s\nwant:\n%s", strings.Join(added, "\n"), strings.Join(want, "\n"))
@@ -61,12 +62,17 @@ func TestRegradeAddsGradesAndChangesNothingElse(t *testing.T) {
 	if len(removed) != 0 {
 		t.Errorf("removed files: %v", removed)
 	}
-	if len(changed) != 1 || changed[0] != runstore.EventsFile {
-		t.Errorf("changed files %v, want only %s (appended)", changed, runstore.EventsFile)
+	if len(changed) != 0 {
+		t.Errorf("changed files %v, want none", changed)
 	}
-	logAfter, _ := os.ReadFile(filepath.Join(dir, runstore.EventsFile))
-	checkAppendOnly(t, logBefore, logAfter, 1)
-	if !res.Runs[0].EventAppended || res.ModelsCalled || !res.OriginalResultsUnchanged {
+	var rec regrade.Record
+	if err := runstore.ReadJSON(filepath.Join(dir, res.Runs[0].Record), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Runs[0].Record, runstore.RegradesDir+"/") || rec.Suite != "regradefx@1.0.1" || rec.Fingerprint != s2.Fingerprint || len(rec.Attempts) != res.Graded {
+		t.Errorf("regrade record %s: %+v", res.Runs[0].Record, rec)
+	}
+	if res.ModelsCalled || !res.OriginalResultsUnchanged {
 		t.Errorf("run result %+v, models called %v", res.Runs[0], res.ModelsCalled)
 	}
 
@@ -124,15 +130,15 @@ func TestRegradeAddsGradesAndChangesNothingElse(t *testing.T) {
 	if err := regrade.WriteText(&buf, res); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "testdata/regrade.golden", strings.ReplaceAll(buf.String(), dir, "RUNDIR"))
+	golden(t, "testdata/regrade.golden", regexp.MustCompile(`regrades/[0-9T.]+Z-`).ReplaceAllString(strings.ReplaceAll(buf.String(), dir, "RUNDIR"), "regrades/TIME-"))
 
 	// A second regrade is a no-op: every attempt is skipped, no byte changes.
 	res2, err := regrade.Run(context.Background(), g, []string{dir}, regrade.Options{Suite: s2, Concurrency: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res2.Graded != 0 || res2.Skipped != 4 || res2.Runs[0].EventAppended {
-		t.Errorf("re-run graded %d skipped %d event %v", res2.Graded, res2.Skipped, res2.Runs[0].EventAppended)
+	if res2.Graded != 0 || res2.Skipped != 4 || res2.Runs[0].Record != "" {
+		t.Errorf("re-run graded %d skipped %d record %q", res2.Graded, res2.Skipped, res2.Runs[0].Record)
 	}
 	if a, c, r := treeDiff(after, hashTree(t, dir)); len(a)+len(c)+len(r) != 0 {
 		t.Errorf("re-run changed the run directory: added %v changed %v removed %v", a, c, r)
@@ -176,10 +182,10 @@ func TestTamperedSnapshotIsRefused(t *testing.T) {
 			t.Errorf("wrote %s for the refused attempt", p)
 		}
 	}
-	if strings.Join(added, ",") != "attempts/a2/grades/regradefx@1.0.1/phase-1.json,attempts/a2/grades/regradefx@1.0.1/phase-2.json" {
-		t.Errorf("added %v, want a2's two grades", added)
+	if strings.Join(added, ",") != "attempts/a2/grades/regradefx@1.0.1/phase-1.json,attempts/a2/grades/regradefx@1.0.1/phase-2.json,"+res.Runs[0].Record {
+		t.Errorf("added %v, want a2's two grades and the regrade record", added)
 	}
-	if len(removed) != 0 || len(changed) != 1 || changed[0] != runstore.EventsFile {
+	if len(removed) != 0 || len(changed) != 0 {
 		t.Errorf("changed %v removed %v", changed, removed)
 	}
 	if res.Refused != 1 || res.Graded != 1 {
@@ -219,7 +225,7 @@ func TestInterruptedRegradeCompletesMissingPhases(t *testing.T) {
 		t.Errorf("attempt %+v, want phase 2 completed", res.Attempts[0])
 	}
 	added, changed, _ := treeDiff(before, hashTree(t, dir))
-	if strings.Join(added, ",") != "attempts/a2/grades/regradefx@1.0.1/phase-2.json" || len(changed) != 1 {
+	if strings.Join(added, ",") != "attempts/a2/grades/regradefx@1.0.1/phase-2.json,"+res.Runs[0].Record || len(changed) != 0 {
 		t.Errorf("added %v changed %v", added, changed)
 	}
 }

@@ -38,6 +38,9 @@ const (
 	AttemptFile    = "attempt.json"
 	TranscriptFile = "transcript.jsonl"
 	GradesDir      = "grades"
+	// RegradesDir holds one record per regrade of the run: a new file each
+	// time, so that a regrade adds files and changes none.
+	RegradesDir = "regrades"
 	lockFile       = ".lock"
 )
 
