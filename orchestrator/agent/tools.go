@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -265,7 +266,9 @@ func (l *Loop) runTool(ctx context.Context, tc model.ToolCall) (*toolResult, err
 		if dir == "" {
 			dir = "."
 		}
-		res, d, err := l.exec(ctx, []string{"find", dir, "(", "-name", "node_modules", "-o", "-name", ".git", "-o", "-name", "__pycache__",
+		// -mindepth 1: a directory named on purpose (node_modules, say)
+		// is listed; only those found below it are pruned.
+		res, d, err := l.exec(ctx, []string{"find", dir, "-mindepth", "1", "(", "-name", "node_modules", "-o", "-name", ".git", "-o", "-name", "__pycache__",
 			"-o", "-name", ".pytest_cache", ")", "-prune", "-o", "-type", "f", "-print"}, sandbox.ExecOptions{Timeout: fileOpTimeout})
 		if err != nil {
 			return nil, err
@@ -305,7 +308,14 @@ func (l *Loop) runTool(ctx context.Context, tc model.ToolCall) (*toolResult, err
 		if a.Path == "" {
 			a.Path = "."
 		}
-		cmd := []string{"grep", "-rnIE", "--exclude-dir=node_modules", "--exclude-dir=.git", "--exclude-dir=__pycache__", "--exclude-dir=.pytest_cache"}
+		cmd := []string{"grep", "-rnIE"}
+		for _, skip := range []string{"node_modules", ".git", "__pycache__", ".pytest_cache"} {
+			// grep skips a directory named on the command line too: a
+			// search asked for inside one must still look there.
+			if path.Base(path.Clean(a.Path)) != skip {
+				cmd = append(cmd, "--exclude-dir="+skip)
+			}
+		}
 		if a.IgnoreCase {
 			cmd = append(cmd, "-i")
 		}
