@@ -313,3 +313,63 @@ func TestCtrlCRecordsInterruptedAndRemovesContainers(t *testing.T) {
 		t.Errorf("containers left after Ctrl-C: %v", left)
 	}
 }
+
+// TestRestartPolicies: a profile's restart policy decides how many server
+// starts a cohort makes: never (one server for both arms sharing the
+// profile), per_attempt (one per attempt). Every attempt names the identity
+// of the start it ran under, and no server process survives.
+func TestRestartPolicies(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	bin := buildEvalctl(t)
+	suite, _ := filepath.Abs(fixtureSuite)
+	for _, tt := range []struct {
+		policy string
+		starts int
+	}{{"never", 1}, {"per_attempt", 4}} {
+		t.Run(tt.policy, func(t *testing.T) {
+			dir := t.TempDir()
+			profile := `name: scripted
+command: ["{{evalctl}}", serve-model, --addr, "{{host}}:{{port}}", --suite, "` + suite + `"]
+ctx_size: 32768
+startup_timeout: 60s
+restart: ` + tt.policy + `
+`
+			os.WriteFile(filepath.Join(dir, "scripted.yaml"), []byte(profile), 0o644)
+			plan := `suite: ` + suite + `
+cases: [adder]
+repeats: [{label: r1, seed: 1}, {label: r2, seed: 2}]
+arms:
+  - {name: a, profile: scripted.yaml, endpoint: {model: noop}}
+  - {name: b, profile: scripted.yaml, endpoint: {model: noop}}
+`
+			os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(plan), 0o644)
+			res, err := orchestrator.Run(context.Background(), orchestrator.Options{
+				PlanFile: filepath.Join(dir, "plan.yaml"), OutDir: filepath.Join(dir, "runs"), Engine: eng, Image: img, Evalctl: bin,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			logs, _ := filepath.Glob(filepath.Join(res.Dir, "servers", "*.log"))
+			if len(logs) != tt.starts {
+				t.Errorf("%d server starts (%v), want %d", len(logs), logs, tt.starts)
+			}
+			identities := map[string]bool{}
+			for _, a := range res.Attempts {
+				if a.State != runstore.Completed || a.Server == "" {
+					t.Errorf("%s %s: state %s, server %q", a.Arm, a.Repeat, a.State, a.Server)
+				}
+				identities[a.Server] = true
+			}
+			if len(identities) != tt.starts {
+				t.Errorf("attempts name %d server identities, want %d", len(identities), tt.starts)
+			}
+			procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+			for _, p := range procs {
+				data, _ := os.ReadFile(p)
+				if strings.Contains(string(data), bin) && strings.Contains(string(data), "serve-model") {
+					t.Errorf("server process left: %s", strings.ReplaceAll(string(data), "\x00", " "))
+				}
+			}
+		})
+	}
+}
