@@ -41,7 +41,7 @@ const (
 	// RegradesDir holds one record per regrade of the run: a new file each
 	// time, so that a regrade adds files and changes none.
 	RegradesDir = "regrades"
-	lockFile       = ".lock"
+	lockFile    = ".lock"
 )
 
 // ErrLocked is returned when another process holds the run directory.
