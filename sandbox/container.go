@@ -393,14 +393,22 @@ const (
 // that escaped their command's process group), so the next command starts
 // clean.
 func (c *Container) KillAll(ctx context.Context) {
-	// The command runner is one of those processes: forget it, so the next
-	// command starts a fresh one instead of talking to a dead one.
 	c.runnerMu.Lock()
+	defer c.runnerMu.Unlock()
+	// The command runner does it in a few milliseconds and survives (a
+	// runtime exec costs a quarter of a second); a runner that does not
+	// answer (stopped or killed by a command) is forgotten, and a runtime
+	// exec kills everything, the runner included.
+	if c.runner != nil && !c.runner.broken {
+		resp, err := c.runner.run(ctx, execdRequest{KillAll: true}, 5*time.Second)
+		if err == nil && resp.Error == "" {
+			return
+		}
+	}
 	if c.runner != nil {
 		c.runner.close()
 		c.runner = nil
 	}
-	c.runnerMu.Unlock()
 	c.killUser(ctx)
 }
 

@@ -68,6 +68,34 @@ func TestCommandThatKillsTheRunnerIsReportedAndRecovered(t *testing.T) {
 
 // TestTimeoutStopsCommandAndLeavesNoProcess, through the in-container
 // runner and through the fallback runtime exec alike.
+// TestKillAllLeavesNothingOfTheCommands: daemons that escaped their
+// command's process group are gone after KillAll, whether the command
+// runner is alive (it kills them and survives) or was killed by a command
+// (a runtime exec kills them); the next command runs either way.
+func TestKillAllLeavesNothingOfTheCommands(t *testing.T) {
+	for _, runnerKilled := range []bool{false, true} {
+		t.Run(map[bool]string{false: "runner alive", true: "runner killed"}[runnerKilled], func(t *testing.T) {
+			c := sandboxtest.Start(t, sandbox.Spec{})
+			runner := strings.TrimSpace(string(sh(t, c, "setsid sleep 301 >/dev/null 2>&1 & nohup sleep 302 >/dev/null 2>&1 & echo $PPID", sandbox.ExecOptions{}).Stdout))
+			if runnerKilled {
+				c.Exec(context.Background(), []string{"bash", "-c", "kill -9 $PPID"}, sandbox.ExecOptions{})
+			}
+			c.KillAll(context.Background())
+			left := sh(t, c, "ps -eo args= | grep -c '^sleep 30[12]$' || true", sandbox.ExecOptions{})
+			if got := strings.TrimSpace(string(left.Stdout)); got != "0" {
+				t.Errorf("%s sleeps left after KillAll, want 0", got)
+			}
+			after := strings.TrimSpace(string(sh(t, c, "echo $PPID", sandbox.ExecOptions{}).Stdout))
+			if !runnerKilled && after != runner {
+				t.Errorf("the runner changed from %s to %s: KillAll killed it", runner, after)
+			}
+			if runnerKilled && after == runner {
+				t.Errorf("the runner %s answered after it was killed", runner)
+			}
+		})
+	}
+}
+
 func TestTimeoutStopsCommandAndLeavesNoProcess(t *testing.T) {
 	for _, noRunner := range []bool{false, true} {
 		t.Run(map[bool]string{false: "runner", true: "runtime exec"}[noRunner], func(t *testing.T) {

@@ -37,6 +37,9 @@ type execdRequest struct {
 	Timeout   float64  `json:"timeout"`
 	MaxOutput int      `json:"max_output"`
 	Stdin     *string  `json:"stdin"`
+	// KillAll asks the runner to kill every other process of the command
+	// user instead of running a command.
+	KillAll bool `json:"kill_all,omitempty"`
 }
 
 type execdResponse struct {
