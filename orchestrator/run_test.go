@@ -66,6 +66,25 @@ arms:
 	return f
 }
 
+// adderPlan writes a one-repeat plan over the adder case of suite (the
+// fixture suite when empty) with the given arms, each a YAML flow mapping,
+// plus extra top-level lines, and returns the plan file's path.
+func adderPlan(t *testing.T, suite string, arms []string, extra string) string {
+	t.Helper()
+	if suite == "" {
+		suite, _ = filepath.Abs(fixtureSuite)
+	}
+	p := "suite: " + suite + "\ncases: [adder]\nrepeats: [{label: r1, seed: 1}]\narms:\n"
+	for _, a := range arms {
+		p += "  - " + a + "\n"
+	}
+	f := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(f, []byte(p+extra), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func countStates(as []*runstore.Attempt) map[runstore.State]int {
 	n := map[runstore.State]int{}
 	for _, a := range as {
@@ -244,16 +263,8 @@ func TestInfraFailureIsUnscoredAndReplaced(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	suite, _ := filepath.Abs(fixtureSuite)
-	dir := t.TempDir()
-	p := `suite: ` + suite + `
-cases: [adder]
-repeats: [{label: r1, seed: 1}]
-arms:
-  - {name: good, endpoint: {base_url: "http://` + addr + `", model: reference}}
-`
-	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(p), 0o644)
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: filepath.Join(dir, "plan.yaml"), OutDir: dir, Engine: eng, Image: img})
+	f := adderPlan(t, "", []string{`{name: good, endpoint: {base_url: "http://` + addr + `", model: reference}}`}, "")
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,15 +306,9 @@ arms:
 func TestRunSweepsContainersCreatedLate(t *testing.T) {
 	eng, img := sandboxtest.Engine(t)
 	srv := startServer(t)
-	suite, _ := filepath.Abs(fixtureSuite)
-	planFile := filepath.Join(t.TempDir(), "plan.yaml")
-	os.WriteFile(planFile, []byte(`suite: `+suite+`
-cases: [adder]
-repeats: [{label: r1, seed: 1}]
-arms:
-  - {name: good, endpoint: {base_url: "`+srv.URL()+`", model: reference}}
-  - {name: idle, endpoint: {base_url: "`+srv.URL()+`", model: noop}}
-`), 0o644)
+	planFile := adderPlan(t, "", []string{
+		`{name: good, endpoint: {base_url: "` + srv.URL() + `", model: reference}}`,
+		`{name: idle, endpoint: {base_url: "` + srv.URL() + `", model: noop}}`}, "")
 	out := t.TempDir()
 	var log syncBuffer
 	done := make(chan error, 1)
@@ -366,17 +371,10 @@ func (s *syncBuffer) String() string {
 func TestRefusalsAreScored(t *testing.T) {
 	eng, img := sandboxtest.Engine(t)
 	srv := startServer(t)
-	suite, _ := filepath.Abs(fixtureSuite)
-	dir := t.TempDir()
-	p := `suite: ` + suite + `
-cases: [adder]
-repeats: [{label: r1, seed: 1}]
-arms:
-  - {name: overflow, endpoint: {base_url: "` + srv.URL() + `", model: overflow}}
-  - {name: unknown, endpoint: {base_url: "` + srv.URL() + `", model: no-such-model}}
-`
-	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(p), 0o644)
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: filepath.Join(dir, "plan.yaml"), OutDir: dir, Engine: eng, Image: img})
+	f := adderPlan(t, "", []string{
+		`{name: overflow, endpoint: {base_url: "` + srv.URL() + `", model: overflow}}`,
+		`{name: unknown, endpoint: {base_url: "` + srv.URL() + `", model: no-such-model}}`}, "")
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,28 +406,20 @@ func TestResumeRefusesChangedSuite(t *testing.T) {
 	if err := os.CopyFS(suite, os.DirFS(fixtureSuite)); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	stop := filepath.Join(dir, "STOP")
+	stop := filepath.Join(t.TempDir(), "STOP")
 	os.WriteFile(stop, nil, 0o644)
-	p := `suite: ` + suite + `
-cases: [adder]
-repeats: [{label: r1, seed: 1}]
-arms:
-  - {name: good, endpoint: {base_url: "` + srv.URL() + `", model: reference}}
-guards: {stop_file: ` + stop + `}
-`
-	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(p), 0o644)
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: filepath.Join(dir, "plan.yaml"), OutDir: dir, Engine: eng, Image: img})
+	f := adderPlan(t, suite, []string{`{name: good, endpoint: {base_url: "` + srv.URL() + `", model: reference}}`}, "guards: {stop_file: "+stop+"}\n")
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
 	if !errors.Is(err, orchestrator.ErrGuard) {
 		t.Fatalf("registration: %v, want the stop-file guard", err)
 	}
 	os.Remove(stop)
-	f, err := os.OpenFile(filepath.Join(suite, "adder", "checks", "acceptance", "test_acc.py"), os.O_APPEND|os.O_WRONLY, 0)
+	check, err := os.OpenFile(filepath.Join(suite, "adder", "checks", "acceptance", "test_acc.py"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("#")
-	f.Close()
+	check.WriteString("#")
+	check.Close()
 	_, err = orchestrator.Run(context.Background(), orchestrator.Options{ResumeDir: res.Dir, Engine: eng, Image: img})
 	if !errors.Is(err, orchestrator.ErrChanged) || !strings.Contains(err.Error(), "fingerprint") || !strings.Contains(err.Error(), "regrade") {
 		t.Errorf("changed suite: got %v, want ErrChanged naming the fingerprints and regrade", err)
@@ -443,16 +433,8 @@ guards: {stop_file: ` + stop + `}
 func TestSandboxThatWillNotStartIsInfra(t *testing.T) {
 	eng, img := sandboxtest.Engine(t)
 	srv := startServer(t)
-	suite, _ := filepath.Abs(fixtureSuite)
-	dir := t.TempDir()
-	p := `suite: ` + suite + `
-cases: [adder]
-repeats: [{label: r1, seed: 1}]
-arms:
-  - {name: good, endpoint: {base_url: "` + srv.URL() + `", model: reference}}
-`
-	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(p), 0o644)
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: filepath.Join(dir, "plan.yaml"), OutDir: dir, Engine: eng, Image: img,
+	f := adderPlan(t, "", []string{`{name: good, endpoint: {base_url: "` + srv.URL() + `", model: reference}}`}, "")
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img,
 		Limits: sandbox.Limits{MemoryBytes: 1 << 10}})
 	if err != nil {
 		t.Fatal(err)
