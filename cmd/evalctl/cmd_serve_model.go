@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
@@ -58,7 +59,7 @@ func cmdServeModel(ctx context.Context, e *env, args []string) error {
 	if err := srv.Start(); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "scripted model server on %s (models: reference, control:<name>, noop, truncate, malformed, stall, flaky, overflow, runaway)\n", srv.URL())
+	fmt.Fprintf(e.stdout, "scripted model server on %s (models: %s)\n", srv.URL(), strings.Join(scripted.Models(), ", "))
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -84,4 +84,10 @@ func TestServeModelServes(t *testing.T) {
 	if !strings.Contains(errb.String(), "GET /props") {
 		t.Errorf("no request log: %q", errb.String())
 	}
+	// Every model it answers to is announced.
+	for _, m := range []string{"reference", "flawed", "busy", "control:<name>"} {
+		if !strings.Contains(out.String(), m) {
+			t.Errorf("start-up line does not name model %s: %q", m, out.String())
+		}
+	}
 }

@@ -280,6 +280,12 @@ func decodeBody(r *http.Request, v any) error {
 // "control:<name>".
 var scriptNames = []string{"reference", "flawed", "noop", "truncate", "malformed", "stall", "flaky", "overflow", "runaway", "busy"}
 
+// Models lists the model names the server answers to, control:<name> last,
+// for people choosing one.
+func Models() []string {
+	return append(append([]string(nil), scriptNames...), "control:<name>")
+}
+
 func (s *Server) models() map[string]any {
 	names := append([]string(nil), scriptNames...)
 	if s.cfg.Suite != nil {
