@@ -74,6 +74,11 @@ type Store struct {
 // export, regrade).
 func Open(dir string) (*Store, error) {
 	if _, err := os.Stat(filepath.Join(dir, RunFile)); err != nil {
+		if _, perr := os.Stat(filepath.Join(dir, PlanFile)); perr == nil {
+			// run.json is written last at registration: a runner that died
+			// before it ran nothing.
+			return nil, fmt.Errorf("open run %s: its registration did not finish (%s but no %s), so no attempt ran; start a new run with 'evalctl run --plan': %w", dir, PlanFile, RunFile, err)
+		}
 		return nil, fmt.Errorf("open run %s: not a run directory (no %s): %w", dir, RunFile, err)
 	}
 	return &Store{Dir: dir}, nil
