@@ -275,6 +275,13 @@ func (e *Engine) bootstrap(ctx context.Context, r *Recipe, logw io.Writer) error
 	}
 	waitErr := cmd.Wait()
 	if waitErr != nil {
+		// docker import tags whatever arrived, even nothing: a base left
+		// behind would be reused by the next build as if it were whole.
+		if importErr == nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiTimeout)
+			e.cli.ImageRemove(rctx, r.BaseRef(), image.RemoveOptions{Force: true, PruneChildren: true})
+			cancel()
+		}
 		return fmt.Errorf("bootstrap failed: mmdebstrap: %v: %s (check the apt sources and that this runs as root or with unprivileged user namespaces)", waitErr, stderr.String())
 	}
 	if importErr != nil {

@@ -3,8 +3,10 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
@@ -54,5 +56,23 @@ func TestNoDaemonSaysWhatToDo(t *testing.T) {
 	_, err := sandbox.Connect(context.Background())
 	if !errors.Is(err, sandbox.ErrNoDaemon) || !strings.Contains(err.Error(), "DOCKER_HOST") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestFailedBootstrapSaysWhatToCheck: a bootstrap that cannot fetch a
+// package (here from an apt source that does not exist) fails with
+// mmdebstrap's own words and what to check, and tags no image.
+func TestFailedBootstrapSaysWhatToCheck(t *testing.T) {
+	eng, _ := sandboxtest.Engine(t)
+	r, _ := sandbox.DefaultRecipe()
+	r.Sources = []string{"deb [trusted=yes] file:///nonexistent/evalctl-test bookworm main"}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	_, err := eng.Build(ctx, r, sandbox.BuildOptions{})
+	if err == nil || !strings.Contains(err.Error(), "bootstrap failed: mmdebstrap") || !strings.Contains(err.Error(), "check the apt sources") {
+		t.Fatalf("got %v, want a bootstrap failure saying what to check", err)
+	}
+	if _, err := exec.Command("docker", "image", "inspect", r.BaseRef()).CombinedOutput(); err == nil {
+		t.Errorf("a failed bootstrap left the image %s", r.BaseRef())
 	}
 }
