@@ -371,6 +371,27 @@ func checkGroupFiles(c *Case, p *Phase, g *Group) error {
 		if len(g.Paths) == 0 {
 			return errors.New("paths: lists no compiled test path")
 		}
+		// The compiled tree mirrors the file system from "/": each path
+		// must come from a source under /checks or /workspace (a .js file
+		// from its .ts), or the typo shows only when an answer is graded.
+		for i, tp := range g.Paths {
+			src := []string{tp}
+			if js, ok := strings.CutSuffix(tp, ".js"); ok {
+				src = append(src, js+".ts")
+			}
+			found := false
+			for _, s := range src {
+				if rel, ok := strings.CutPrefix(s, "checks/"); ok {
+					_, err := os.Stat(filepath.Join(c.ChecksDir, filepath.FromSlash(rel)))
+					found = found || err == nil
+				} else if rel, ok := strings.CutPrefix(s, "workspace/"); ok {
+					found = found || existsInWorkspace(c, p, rel)
+				}
+			}
+			if !found {
+				return fmt.Errorf("paths[%d]: %q compiles from nothing under checks/ or workspace/ (the compiled tree mirrors /checks and /workspace)", i, tp)
+			}
+		}
 	case RunnerPyCompile, RunnerTSC:
 		if len(g.Paths) != 0 {
 			return fmt.Errorf("paths: runner %s takes none", g.Runner)

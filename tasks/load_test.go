@@ -108,6 +108,15 @@ func TestLoadSuiteRejectsMalformedInput(t *testing.T) {
 		{"test count not positive", func(t *testing.T, d string) {
 			edit(t, d+"/adder/case.yaml", "tests: 3}", "tests: 0}")
 		}, []string{"adder/case.yaml", ".tests", "0 is not a number of tests"}},
+		{"compiled test path from nothing", func(t *testing.T, d string) {
+			edit(t, d+"/tsadd/case.yaml", "paths: [workspace/test]", "paths: [workspace/tset]")
+		}, []string{"tsadd/case.yaml", "paths[0]", "workspace/tset", "compiles from nothing"}},
+		{"compiled test path outside checks and workspace", func(t *testing.T, d string) {
+			edit(t, d+"/tsadd/case.yaml", "paths: [checks/regression]", "paths: [tmp/regression]")
+		}, []string{"tsadd/case.yaml", "tmp/regression"}},
+		{"duplicate control", func(t *testing.T, d string) {
+			edit(t, d+"/adder/case.yaml", "controls:\n", "controls:\n  - {name: negative-zero, overlay: controls/negative-zero, must_fail: {acceptance: []}, why: again}\n")
+		}, []string{"adder/case.yaml", "negative-zero"}},
 		{"symlink in a case", func(t *testing.T, d string) { os.Symlink("/etc/passwd", d+"/adder/workspace/link") }, []string{"symbolic links"}},
 	}
 	for _, tt := range tests {
