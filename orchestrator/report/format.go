@@ -344,7 +344,7 @@ var csvColumns = []string{
 	"scope", "arm", "case", "attempts", "completed", "scored", "ungraded", "unscored",
 	"functional", "functional_rate", "functional_wilson_low", "functional_wilson_high",
 	"delivered", "delivered_rate", "delivered_wilson_low", "delivered_wilson_high",
-	"measured", "native_output_tokens", "decode_seconds", "task_seconds", "decode_tps", "task_output_tps",
+	"measured", "unmeasured", "native_output_tokens", "decode_seconds", "task_seconds", "decode_tps", "timings_source", "task_output_tps",
 	"median_attempt_seconds", "terminations", "draft_tokens", "draft_accepted", "draft_acceptance",
 	"decode_tps_gain_percent", "task_output_tps_gain_percent", "tokens_per_week",
 	"baseline", "functional_pairs", "functional_both_pass", "functional_both_fail", "functional_candidate_improves",
@@ -365,8 +365,12 @@ func statsCells(s *Stats) []string {
 	if len(s.Terminations) > 0 {
 		terms = fmtTerminations(s.Terminations)
 	}
-	return append(out, strconv.Itoa(s.Measured), csvI(s.NativeOutputTokens), csvF(s.DecodeSeconds), csvF(s.TaskSeconds),
-		csvF(s.DecodeTPS), csvF(s.TaskOutputTPS), csvF(s.MedianAttemptSeconds), terms,
+	source := ""
+	if s.TimingsSource != nil {
+		source = *s.TimingsSource
+	}
+	return append(out, strconv.Itoa(s.Measured), strconv.Itoa(s.Unmeasured), csvI(s.NativeOutputTokens), csvF(s.DecodeSeconds), csvF(s.TaskSeconds),
+		csvF(s.DecodeTPS), source, csvF(s.TaskOutputTPS), csvF(s.MedianAttemptSeconds), terms,
 		csvI(s.DraftTokens), csvI(s.DraftAccepted), csvF(s.DraftAcceptance))
 }
 

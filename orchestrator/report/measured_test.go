@@ -1,8 +1,10 @@
 package report
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"html"
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,6 +161,18 @@ func TestTimingSourceMarked(t *testing.T) {
 	for _, a := range doc.Arms {
 		if a.TimingsSource == nil || *a.TimingsSource != want[a.Arm] {
 			t.Errorf("JSON arm %s: timings_source %v, want %s", a.Arm, a.TimingsSource, want[a.Arm])
+		}
+	}
+
+	// The aggregates CSV carries the source in its own column.
+	rows, err := csv.NewReader(strings.NewReader(render(t, rep, FormatCSV))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(rows[0], "timings_source")
+	for _, r := range rows[1:] {
+		if r[0] == "arm" && (col < 0 || r[col] != want[r[1]]) {
+			t.Errorf("CSV arm %s: timings_source column %d holds %q, want %s", r[1], col, r[max(col, 0)], want[r[1]])
 		}
 	}
 
