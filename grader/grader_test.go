@@ -154,6 +154,9 @@ def pytest_runtest_makereport(item, call):
 		{name: "ends the test process at load with status 0 (process.exit)", c: tsadd, snap: answer(t, tsadd, true,
 			file("src/sum.ts", "(globalThis as any).process.exit(0);\nexport function sum(xs: number[]): number {\n  return 0;\n}\n\nexport function name(): string {\n  return \"tsadd\";\n}\n")),
 			accPass: 1, accTotal: 1},
+		{name: "rewrites the report and exits 0 at exit (atexit)", c: adder, snap: answer(t, adder, false,
+			file("adder.py", atexitForger+"\n\ndef add(a, b):\n    return max(a + b, 0)\n")),
+			accPass: 1, accTotal: 3},
 		{name: "skips the frozen tests", c: adder, snap: answer(t, adder, false,
 			file("adder.py", "import pytest\npytest.skip('no', allow_module_level=True)\n")),
 			accPass: 0, accTotal: 1},
@@ -192,6 +195,25 @@ def pytest_runtest_makereport(item, call):
 		})
 	}
 }
+
+// atexitForger is answer code that, when the test process exits, strips the
+// failures from the JUnit report it was given and exits 0: the generic
+// way to fake a pass after the fact.
+const atexitForger = `import atexit, os, re, sys
+
+
+def _forge():
+    for a in sys.argv:
+        if a.startswith("--junitxml="):
+            p = a.split("=", 1)[1]
+            s = open(p).read()
+            s = re.sub(r"<failure.*?</failure>", "", s, flags=re.S)
+            s = re.sub(r'failures="[0-9]+"', 'failures="0"', s)
+            open(p, "w").write(s)
+    os._exit(0)
+
+
+atexit.register(_forge)`
 
 func TestGradingIsDeterministic(t *testing.T) {
 	s, g := setup(t)

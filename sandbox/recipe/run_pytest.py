@@ -9,6 +9,10 @@ tests but cannot shadow pytest or the standard library.
 A session cut short (pytest.exit, even with returncode=0, or a
 KeyboardInterrupt raised by the code under test) leaves a report of the
 tests run so far that looks like a pass; it exits with status 3 instead.
+
+The process ends with os._exit once pytest returns: exit handlers the code
+under test registered (atexit, finalizers) never run, so none can rewrite
+the written report or change the exit status after the fact.
 """
 import os
 import sys
@@ -28,10 +32,18 @@ class _Guard:
         self.cut_short = excinfo.exconly()
 
 
+def _exit(code):
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:
+            pass
+    os._exit(code)
+
+
 _guard = _Guard()
 _code = pytest.main(sys.argv[1:], plugins=[_guard])
 if _guard.cut_short is not None:
     sys.stderr.write("evalctl: the test session was cut short (%s); it does not count as a pass\n" % _guard.cut_short)
-    sys.stderr.flush()
-    sys.exit(3)
-sys.exit(_code)
+    _exit(3)
+_exit(int(_code))
