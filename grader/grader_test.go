@@ -157,6 +157,9 @@ def pytest_runtest_makereport(item, call):
 		{name: "rewrites the report and exits 0 at exit (atexit)", c: adder, snap: answer(t, adder, false,
 			file("adder.py", atexitForger+"\n\ndef add(a, b):\n    return max(a + b, 0)\n")),
 			accPass: 1, accTotal: 3},
+		{name: "patches pytest's reports to say passed", c: adder, snap: answer(t, adder, false,
+			file("adder.py", reportForger+"\n\ndef add(a, b):\n    return max(a + b, 0)\n")),
+			accPass: 3, accTotal: 3, accFails: true},
 		{name: "skips the frozen tests", c: adder, snap: answer(t, adder, false,
 			file("adder.py", "import pytest\npytest.skip('no', allow_module_level=True)\n")),
 			accPass: 0, accTotal: 1},
@@ -214,6 +217,22 @@ def _forge():
 
 
 atexit.register(_forge)`
+
+// reportForger is answer code that patches pytest, in the test process, so
+// that every test's report says passed: the common in-process hack.
+const reportForger = `from _pytest.reports import TestReport
+
+_orig = TestReport.from_item_and_call.__func__
+
+
+def _passed(cls, item, call):
+    rep = _orig(cls, item, call)
+    rep.outcome = "passed"
+    rep.longrepr = None
+    return rep
+
+
+TestReport.from_item_and_call = classmethod(_passed)`
 
 func TestGradingIsDeterministic(t *testing.T) {
 	s, g := setup(t)
