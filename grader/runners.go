@@ -225,7 +225,10 @@ func runNodeTest(ctx context.Context, box *sandbox.Container, g *tasks.Group, di
 		res.TimedOut, res.ExitCode, res.Output = tsc.TimedOut, tsc.ExitCode, tail(tsc.Stdout, tsc.Stderr)
 		return nil
 	}
-	cmd := []string{"node", "--test", "--test-reporter=tap"}
+	// harden.js, required in every test process before the tests, freezes
+	// the assertion and test modules so that code under test cannot
+	// disarm them.
+	cmd := []string{"node", "--require", "/opt/evalctl/harden.js", "--test", "--test-reporter=tap"}
 	for _, p := range g.Paths {
 		cmd = append(cmd, outDir+"/"+strings.TrimPrefix(p, "/"))
 	}

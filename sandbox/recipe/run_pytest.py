@@ -31,7 +31,7 @@ sys.path.append(os.environ.get("EVALCTL_WORKSPACE", "/workspace"))
 import pytest  # noqa: E402
 
 _WATCHED = [
-    "_pytest.runner", "_pytest.reports", "_pytest.junitxml", "_pytest.main", "_pytest.python",
+    "pytest", "_pytest.python_api", "_pytest.recwarn", "_pytest.runner", "_pytest.reports", "_pytest.junitxml", "_pytest.main", "_pytest.python",
     "_pytest.nodes", "_pytest.outcomes", "_pytest.skipping", "_pytest.fixtures", "_pytest.config",
     "pluggy", "pluggy._hooks", "pluggy._callers", "pluggy._manager", "pluggy._result",
 ]
