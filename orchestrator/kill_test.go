@@ -196,27 +196,26 @@ func TestKillNineAndResume(t *testing.T) {
 	}
 }
 
-// TestArmsStartTheirServerFromProfiles runs arms that name a server
-// profile: evalctl starts the scripted server as a real process per arm
-// (restart per_arm), records the attempts, and leaves no process behind.
-func TestArmsStartTheirServerFromProfiles(t *testing.T) {
-	eng, img := sandboxtest.Engine(t)
-	bin := buildEvalctl(t)
+// profileRun runs, through real server processes started from a profile
+// with the given restart policy, the adder case x 2 repeats under two arms
+// sharing that profile (the scripted models given), and returns the result.
+func profileRun(t *testing.T, eng *sandbox.Engine, img *sandbox.BuiltImage, bin, restart, modelA, modelB string) *orchestrator.Result {
+	t.Helper()
 	suite, _ := filepath.Abs(fixtureSuite)
 	dir := t.TempDir()
 	profile := `name: scripted
 command: ["{{evalctl}}", serve-model, --addr, "{{host}}:{{port}}", --suite, "` + suite + `", --decode-tps, "120"]
 ctx_size: 32768
 startup_timeout: 60s
-restart: per_arm
+restart: ` + restart + `
 `
 	os.WriteFile(filepath.Join(dir, "scripted.yaml"), []byte(profile), 0o644)
 	plan := `suite: ` + suite + `
 cases: [adder]
 repeats: [{label: r1, seed: 1}, {label: r2, seed: 2}]
 arms:
-  - {name: good, profile: scripted.yaml, endpoint: {model: reference}}
-  - {name: idle, profile: scripted.yaml, endpoint: {model: noop}}
+  - {name: a, profile: scripted.yaml, endpoint: {model: ` + modelA + `}}
+  - {name: b, profile: scripted.yaml, endpoint: {model: ` + modelB + `}}
 `
 	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(plan), 0o644)
 	res, err := orchestrator.Run(context.Background(), orchestrator.Options{
@@ -225,6 +224,28 @@ arms:
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+// noServerLeft fails the test if a serve-model process of bin survives.
+func noServerLeft(t *testing.T, bin string) {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		data, _ := os.ReadFile(p)
+		if strings.Contains(string(data), bin) && strings.Contains(string(data), "serve-model") {
+			t.Errorf("server process left: %s", strings.ReplaceAll(string(data), "\x00", " "))
+		}
+	}
+}
+
+// TestArmsStartTheirServerFromProfiles runs arms that name a server
+// profile: evalctl starts the scripted server as a real process per arm
+// (restart per_arm), records the attempts, and leaves no process behind.
+func TestArmsStartTheirServerFromProfiles(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	bin := buildEvalctl(t)
+	res := profileRun(t, eng, img, bin, "per_arm", "reference", "noop")
 	for _, a := range res.Attempts {
 		if a.State != runstore.Completed || a.Endpoint == nil || a.Endpoint.Props == nil {
 			t.Errorf("%s %s: state %s endpoint %+v", a.Arm, a.Repeat, a.State, a.Endpoint)
@@ -251,13 +272,7 @@ arms:
 		}
 	}
 	// No scripted server process survives the run.
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		data, _ := os.ReadFile(p)
-		if strings.Contains(string(data), bin) && strings.Contains(string(data), "serve-model") {
-			t.Errorf("server process left: %s", strings.ReplaceAll(string(data), "\x00", " "))
-		}
-	}
+	noServerLeft(t, bin)
 }
 
 // TestCtrlCRecordsInterruptedAndRemovesContainers sends SIGINT to a running
@@ -321,34 +336,12 @@ func TestCtrlCRecordsInterruptedAndRemovesContainers(t *testing.T) {
 func TestRestartPolicies(t *testing.T) {
 	eng, img := sandboxtest.Engine(t)
 	bin := buildEvalctl(t)
-	suite, _ := filepath.Abs(fixtureSuite)
 	for _, tt := range []struct {
 		policy string
 		starts int
 	}{{"never", 1}, {"per_attempt", 4}} {
 		t.Run(tt.policy, func(t *testing.T) {
-			dir := t.TempDir()
-			profile := `name: scripted
-command: ["{{evalctl}}", serve-model, --addr, "{{host}}:{{port}}", --suite, "` + suite + `"]
-ctx_size: 32768
-startup_timeout: 60s
-restart: ` + tt.policy + `
-`
-			os.WriteFile(filepath.Join(dir, "scripted.yaml"), []byte(profile), 0o644)
-			plan := `suite: ` + suite + `
-cases: [adder]
-repeats: [{label: r1, seed: 1}, {label: r2, seed: 2}]
-arms:
-  - {name: a, profile: scripted.yaml, endpoint: {model: noop}}
-  - {name: b, profile: scripted.yaml, endpoint: {model: noop}}
-`
-			os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(plan), 0o644)
-			res, err := orchestrator.Run(context.Background(), orchestrator.Options{
-				PlanFile: filepath.Join(dir, "plan.yaml"), OutDir: filepath.Join(dir, "runs"), Engine: eng, Image: img, Evalctl: bin,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := profileRun(t, eng, img, bin, tt.policy, "noop", "noop")
 			logs, _ := filepath.Glob(filepath.Join(res.Dir, "servers", "*.log"))
 			if len(logs) != tt.starts {
 				t.Errorf("%d server starts (%v), want %d", len(logs), logs, tt.starts)
@@ -363,13 +356,7 @@ arms:
 			if len(identities) != tt.starts {
 				t.Errorf("attempts name %d server identities, want %d", len(identities), tt.starts)
 			}
-			procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-			for _, p := range procs {
-				data, _ := os.ReadFile(p)
-				if strings.Contains(string(data), bin) && strings.Contains(string(data), "serve-model") {
-					t.Errorf("server process left: %s", strings.ReplaceAll(string(data), "\x00", " "))
-				}
-			}
+			noServerLeft(t, bin)
 		})
 	}
 }
