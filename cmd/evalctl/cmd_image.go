@@ -57,13 +57,13 @@ func cmdImage(ctx context.Context, e *env, args []string) error {
 func cmdSandbox(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || args[0] != "prune" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(e.stdout, "usage: evalctl sandbox prune [--run ID]\n\nRemove sandbox containers left behind by a crashed run.")
+			fmt.Fprintln(e.stdout, "usage: evalctl sandbox prune [--run ID]\n\nRemove sandbox containers left behind by a crashed run. Without --run it removes every\nevalctl container, those of a run still in progress included (a resumed run removes its\nown leftovers by itself).")
 			return nil
 		}
 		return usagef("expected 'sandbox prune'")
 	}
 	fs := newFlags(e, "sandbox prune", "sandbox prune [--run ID]")
-	run := fs.String("run", "", "only the containers of this run id")
+	run := fs.String("run", "", "only the containers of this run id (without it: every evalctl container, runs in progress included)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
