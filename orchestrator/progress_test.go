@@ -282,4 +282,6 @@ func TestProgressLiveTicks(t *testing.T) {
 		t.Errorf("the display wrote %q after finish", strings.TrimPrefix(got, final))
 	}
 }
+
+// ptrTo returns a pointer to a copy of v.
 func ptrTo[T any](v T) *T { return &v }
