@@ -35,18 +35,13 @@ type servers struct {
 // ensure returns the base URL of the arm's server, starting it when
 // needed, and the identity file of that server start (relative to the run
 // directory; "" when the server did not say who it is).
-func (s *servers) ensure(ctx context.Context, arm *Arm) (string, string, error) {
-	url, err := s.ensureURL(ctx, arm)
-	return url, s.curIdentity, err
-}
-
-func (s *servers) ensureURL(ctx context.Context, arm *Arm) (string, error) {
+func (s *servers) ensure(ctx context.Context, arm *Arm) (url, identity string, err error) {
 	p, err := serving.LoadProfile(arm.Profile)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if p.SHA256 != arm.ProfileSHA256 {
-		return "", fmt.Errorf("profile %s changed since the plan was registered (sha256 %s, registered %s)", arm.Profile, p.SHA256, arm.ProfileSHA256)
+		return "", "", fmt.Errorf("profile %s changed since the plan was registered (sha256 %s, registered %s)", arm.Profile, p.SHA256, arm.ProfileSHA256)
 	}
 	if s.cur != nil {
 		dead := false
@@ -64,33 +59,32 @@ func (s *servers) ensureURL(ctx context.Context, arm *Arm) (string, error) {
 		}
 		if keep {
 			s.curArm = arm.Name
-			return s.cur.BaseURL, nil
+			return s.cur.BaseURL, s.curIdentity, nil
 		}
 		s.stop(ctx)
 	}
 	s.starts++
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return "", err
+		return "", "", err
 	}
 	logPath := filepath.Join(s.dir, fmt.Sprintf("%03d-%s.log", s.starts, p.Name))
 	fmt.Fprintf(s.progress, "%s starting model server %s for arm %s (log %s)\n", stamp(), p.Name, arm.Name, logPath)
 	srv, err := serving.Start(ctx, p, serving.StartOptions{LogPath: logPath, Evalctl: s.evalctl})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	s.cur, s.curArm, s.curFile, s.curIdentity = srv, arm.Name, arm.Profile, ""
 	// Who the server is (build, model path, flags, weight digests), kept
 	// beside its log; every attempt it serves names the file.
-	if id, err := srv.Identity(ctx, s.hashes); err != nil {
-		s.events(runstore.Event{Kind: "identity_failed", Detail: fmt.Sprintf("%s: %v", p.Name, err)})
-	} else {
-		name := fmt.Sprintf("%03d-%s.identity.json", s.starts, p.Name)
-		if err := runstore.WriteJSON(filepath.Join(s.dir, name), id); err != nil {
-			return "", err
-		}
+	name := fmt.Sprintf("%03d-%s.identity.json", s.starts, p.Name)
+	ok, err := srv.RecordIdentity(ctx, s.hashes, filepath.Join(s.dir, name), s.events)
+	if err != nil {
+		return "", "", err
+	}
+	if ok {
 		s.curIdentity = filepath.Join(filepath.Base(s.dir), name)
 	}
-	return srv.BaseURL, nil
+	return srv.BaseURL, s.curIdentity, nil
 }
 
 func (s *servers) stop(ctx context.Context) {
@@ -100,5 +94,5 @@ func (s *servers) stop(ctx context.Context) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	s.cur.Stop(sctx)
-	s.cur = nil
+	s.cur, s.curIdentity = nil, ""
 }

@@ -249,10 +249,9 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 	defer srv.Stop(context.Background())
 	ready := srv.ReadySeconds
 	res.ReadySeconds = &ready
-	if id, err := srv.Identity(ctx, o.Hashes); err == nil {
-		runstore.WriteJSON(filepath.Join(dir, IdentityDoc), id)
-	} else if ctx.Err() == nil {
-		st.AppendEvent(runstore.Event{Kind: "identity_failed", Detail: err.Error()})
+	if _, err := srv.RecordIdentity(ctx, o.Hashes, filepath.Join(dir, IdentityDoc), st.AppendEvent); err != nil {
+		stopSampler()
+		return nil, err
 	}
 	c := &Client{BaseURL: srv.BaseURL}
 	rctx, cancel := context.WithTimeout(ctx, time.Duration(plan.RequestTimeout))

@@ -42,6 +42,22 @@ type Identity struct {
 // hash_files (through cache, which may be nil for no caching). A server
 // that does not answer /props is recorded with nil fields and a note; an
 // unreadable hash file is an error, since the profile asked for it.
+// RecordIdentity writes the server's identity to path. A server that will
+// not say who it is does not stop the work: that goes to events as
+// identity_failed and ok is false. Only a cancelled context or a file that
+// cannot be written is an error.
+func (s *Server) RecordIdentity(ctx context.Context, cache *HashCache, path string, events func(runstore.Event) error) (ok bool, err error) {
+	id, err := s.Identity(ctx, cache)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		events(runstore.Event{Kind: "identity_failed", Detail: fmt.Sprintf("%s: %v", s.Profile.Name, err)})
+		return false, nil
+	}
+	return true, runstore.WriteJSON(path, id)
+}
+
 func (s *Server) Identity(ctx context.Context, cache *HashCache) (*Identity, error) {
 	id := &Identity{
 		Profile: s.Profile.Name, ProfileSHA256: s.Profile.SHA256, API: s.Profile.API, BaseURL: s.BaseURL,

@@ -189,12 +189,7 @@ func runLeg(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Scre
 		return failed, nil
 	}
 	defer srv.Stop(context.Background())
-	if id, err := srv.Identity(ctx, o.Hashes); err != nil {
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
-		st.AppendEvent(runstore.Event{Kind: "identity_failed", Detail: err.Error()})
-	} else if err := runstore.WriteJSON(filepath.Join(legDir, IdentityDoc), id); err != nil {
+	if _, err := srv.RecordIdentity(ctx, o.Hashes, filepath.Join(legDir, IdentityDoc), st.AppendEvent); err != nil {
 		return 0, err
 	}
 	client := &Client{BaseURL: srv.BaseURL}
