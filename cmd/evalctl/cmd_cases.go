@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/evalctl/evalctl/grader"
-	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -102,21 +100,12 @@ func casesCheck(ctx context.Context, e *env, args []string) error {
 			cases = append(cases, c)
 		}
 	}
-	eng, err := sandbox.Connect(ctx)
+	g, done, err := newGrader(ctx, e, *conc)
 	if err != nil {
 		return err
 	}
-	defer eng.Close()
-	recipe, err := sandbox.DefaultRecipe()
-	if err != nil {
-		return err
-	}
-	img, err := eng.Build(ctx, recipe, sandbox.BuildOptions{Log: e.stderr})
-	if err != nil {
-		return err
-	}
+	defer done()
 	start := time.Now()
-	g := grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: *conc})
 	results, err := g.CheckCases(ctx, s, cases)
 	if err != nil {
 		return err
@@ -129,9 +118,7 @@ func casesCheck(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(results); err != nil {
+		if err := writeJSON(e.stdout, results); err != nil {
 			return err
 		}
 	} else {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 
 	"github.com/evalctl/evalctl/orchestrator/regrade"
@@ -66,9 +65,7 @@ func cmdControls(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(d); err != nil {
+		if err := writeJSON(e.stdout, d); err != nil {
 			return err
 		}
 	} else if err := regrade.WriteDiagnosisText(e.stdout, d); err != nil {

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"flag"
-	"fmt"
+	"io"
 	"strings"
 
 	"github.com/evalctl/evalctl/orchestrator/report"
@@ -59,22 +57,7 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *out == "" {
-		w := bufio.NewWriter(e.stdout)
-		if err := report.Write(w, rep, *format); err != nil {
-			return err
-		}
-		return w.Flush()
-	}
-	var sb strings.Builder
-	if err := report.Write(&sb, rep, *format); err != nil {
-		return err
-	}
-	if err := runstore.WriteFileAtomic(*out, []byte(sb.String()), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stderr, "wrote %s\n", *out)
-	return nil
+	return writeOut(e, *out, func(w io.Writer) error { return report.Write(w, rep, *format) })
 }
 
 func validFormat(f string) bool {
@@ -84,25 +67,4 @@ func validFormat(f string) bool {
 		}
 	}
 	return false
-}
-
-// parseWithPositionals parses flags that may come before, between or after
-// positional arguments ("report RUNDIR --format json"), which the flag
-// package alone stops at. "--" ends flag parsing.
-func parseWithPositionals(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
@@ -35,7 +33,7 @@ func cmdScreen(ctx context.Context, e *env, args []string) error {
 	spec := fs.String("spec", "", "screen spec (YAML)")
 	out := fs.String("out", "runs", "directory that receives the run directory")
 	mo := servingMachineFlags(fs)
-	pos, err := servingArgs(fs, args)
+	pos, err := parseWithPositionals(fs, args)
 	if err != nil {
 		return err
 	}
@@ -70,7 +68,7 @@ func screenResume(ctx context.Context, e *env, args []string) error {
 func servingResume(ctx context.Context, e *env, name string, args []string, run func(context.Context, *env, string, serving.ScreenOptions) error) error {
 	fs := newFlags(e, name+" resume", name+" resume RUNDIR")
 	mo := servingMachineFlags(fs)
-	pos, err := servingArgs(fs, args)
+	pos, err := parseWithPositionals(fs, args)
 	if err != nil {
 		return err
 	}
@@ -118,7 +116,7 @@ func screenReport(e *env, args []string) error {
 	format := fs.String("format", "table", "table, json or html")
 	compare := fs.String("compare", "", "two modes A,B to set side by side (A against B)")
 	out := fs.String("out", "", "write to FILE instead of standard output")
-	pos, err := servingArgs(fs, args)
+	pos, err := parseWithPositionals(fs, args)
 	if err != nil {
 		return err
 	}
@@ -150,11 +148,11 @@ func screenReport(e *env, args []string) error {
 			return usagef("%v", err)
 		}
 	}
-	return servingWriteOut(e, *out, func(w io.Writer) error {
+	return writeOut(e, *out, func(w io.Writer) error {
 		switch *format {
 		case "json":
 			if cmp != nil {
-				return servingWriteJSON(w, map[string]any{"screen": rep, "comparison": cmp})
+				return writeJSON(w, map[string]any{"screen": rep, "comparison": cmp})
 			}
 			return rep.WriteJSON(w)
 		case "html":
@@ -215,46 +213,4 @@ func (m *servingMachineOpts) options(e *env) (serving.ScreenOptions, error) {
 		o.Evalctl = exe
 	}
 	return o, nil
-}
-
-// servingArgs parses flags that may come before or after positional
-// arguments ("report RUNDIR --format json").
-func servingArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
-// servingWriteOut writes through fill to stdout, or atomically to path.
-func servingWriteOut(e *env, path string, fill func(io.Writer) error) error {
-	if path == "" {
-		w := bufio.NewWriter(e.stdout)
-		if err := fill(w); err != nil {
-			return err
-		}
-		return w.Flush()
-	}
-	if err := runstore.WriteAtomic(path, 0o644, fill); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stderr, "wrote %s\n", path)
-	return nil
-}
-
-func servingWriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -9,7 +9,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +21,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
 // command is one evalctl subcommand (or a group of them, like "image").
@@ -151,4 +155,48 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return &usageError{err.Error()}
 	}
 	return nil
+}
+
+// writeOut writes through fill to stdout, or atomically to path.
+func writeOut(e *env, path string, fill func(io.Writer) error) error {
+	if path == "" {
+		w := bufio.NewWriter(e.stdout)
+		if err := fill(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+	if err := runstore.WriteAtomic(path, 0o644, fill); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "wrote %s\n", path)
+	return nil
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// parseWithPositionals parses flags that may come before, between or after
+// positional arguments ("report RUNDIR --format json"), which the flag
+// package alone stops at. "--" ends flag parsing.
+func parseWithPositionals(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
 }
