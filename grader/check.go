@@ -37,27 +37,7 @@ type Variant struct {
 // was answered by its reference: starter, then per phase its overlay and
 // (before n) its reference.
 func PhaseStart(c *tasks.Case, n int) ([]sandbox.Entry, error) {
-	tree, err := sandbox.DirEntries(c.WorkspaceDir, tasks.Ignored)
-	if err != nil {
-		return nil, fmt.Errorf("case %s: %w", c.Name, err)
-	}
-	for _, p := range c.Phases[:n] {
-		if p.OverlayDir != "" {
-			over, err := sandbox.DirEntries(p.OverlayDir, tasks.Ignored)
-			if err != nil {
-				return nil, fmt.Errorf("case %s: %w", c.Name, err)
-			}
-			tree = Overlay(tree, over)
-		}
-		if p.Number < n {
-			ref, err := sandbox.DirEntries(p.ReferenceDir, tasks.Ignored)
-			if err != nil {
-				return nil, fmt.Errorf("case %s: %w", c.Name, err)
-			}
-			tree = Overlay(tree, ref)
-		}
-	}
-	return tree, nil
+	return phaseTree(c, n, true)
 }
 
 // Variants lists the reference and starter of every phase and every

@@ -159,19 +159,31 @@ func orderGroups(groups []*tasks.Group) []*tasks.Group {
 // the starter plus the overlays of phases 2..n. It is what protected files
 // are compared with and restored from.
 func Pristine(c *tasks.Case, n int) ([]sandbox.Entry, error) {
+	return phaseTree(c, n, false)
+}
+
+// phaseTree is the starter with the overlays of phases 1..n laid over it
+// in order and, with references, the reference answers of phases before n.
+func phaseTree(c *tasks.Case, n int, references bool) ([]sandbox.Entry, error) {
 	tree, err := sandbox.DirEntries(c.WorkspaceDir, tasks.Ignored)
 	if err != nil {
 		return nil, fmt.Errorf("case %s: read workspace: %w", c.Name, err)
 	}
 	for _, p := range c.Phases[:n] {
-		if p.OverlayDir == "" {
-			continue
+		if p.OverlayDir != "" {
+			over, err := sandbox.DirEntries(p.OverlayDir, tasks.Ignored)
+			if err != nil {
+				return nil, fmt.Errorf("case %s phase %d: read overlay: %w", c.Name, p.Number, err)
+			}
+			tree = Overlay(tree, over)
 		}
-		over, err := sandbox.DirEntries(p.OverlayDir, tasks.Ignored)
-		if err != nil {
-			return nil, fmt.Errorf("case %s phase %d: read overlay: %w", c.Name, p.Number, err)
+		if references && p.Number < n {
+			ref, err := sandbox.DirEntries(p.ReferenceDir, tasks.Ignored)
+			if err != nil {
+				return nil, fmt.Errorf("case %s phase %d: read reference: %w", c.Name, p.Number, err)
+			}
+			tree = Overlay(tree, ref)
 		}
-		tree = Overlay(tree, over)
 	}
 	return tree, nil
 }
@@ -217,15 +229,14 @@ func Prepare(c *tasks.Case, pristine, answer []sandbox.Entry) ([]sandbox.Entry, 
 		}
 		return false
 	}
+	// Caches (node_modules, __pycache__, ...) are dropped outright.
+	answer = sandbox.Filter(answer, tasks.Ignored)
 	have := map[string]sandbox.Entry{}
 	for _, e := range answer {
 		have[e.Name] = e
 	}
 	var out []sandbox.Entry
 	for _, e := range answer {
-		if ignoredPath(e.Name) {
-			continue
-		}
 		if e.Mode&fs.ModeSymlink != 0 && escapes(e.Name, e.Linkname) {
 			audit.Protected = append(audit.Protected, fmt.Sprintf("link out of the workspace: %s -> %s", e.Name, e.Linkname))
 			continue
@@ -257,7 +268,7 @@ func Prepare(c *tasks.Case, pristine, answer []sandbox.Entry) ([]sandbox.Entry, 
 		}
 	}
 	for _, e := range answer {
-		if !e.Mode.IsDir() && isProtected(e.Name) && !inPristine[e.Name] && !ignoredPath(e.Name) {
+		if !e.Mode.IsDir() && isProtected(e.Name) && !inPristine[e.Name] {
 			audit.Protected = append(audit.Protected, "added: "+e.Name)
 		}
 	}
@@ -293,15 +304,6 @@ func withParents(entries []sandbox.Entry) []sandbox.Entry {
 		}
 	}
 	return out
-}
-
-func ignoredPath(name string) bool {
-	for _, seg := range strings.Split(name, "/") {
-		if tasks.Ignored(seg) {
-			return true
-		}
-	}
-	return false
 }
 
 // escapes reports whether a symbolic link at name with target points

@@ -73,7 +73,8 @@ type Container struct {
 	oomKills  int
 	// stopWatch cancels the removal-on-cancel hook.
 	stopWatch func() bool
-	// runner is the command runner living in the container (see execd).
+	// runner is the command runner living in the container (see execd);
+	// runnerMu holds it to one request at a time.
 	runnerMu sync.Mutex
 	runner   *execd
 }
@@ -145,8 +146,12 @@ func (e *Engine) Start(ctx context.Context, spec Spec) (*Container, error) {
 		c.Remove(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("start %s container: %w", spec.Role, err)
 	}
-	// Removal on cancellation: the caller's context owns the container.
+	// Removal on cancellation: the caller's context owns the container. The
+	// hook may run at once (ctx already done); c.mu orders it after the
+	// assignment it reads.
+	c.mu.Lock()
 	c.stopWatch = context.AfterFunc(ctx, func() { c.Remove(context.WithoutCancel(ctx)) })
+	c.mu.Unlock()
 	return c, nil
 }
 
@@ -170,20 +175,18 @@ func (c *Container) Remove(ctx context.Context) error {
 		}
 	}
 	c.removed = make(chan struct{})
+	stopWatch := c.stopWatch
 	c.mu.Unlock()
 	defer close(c.removed)
-	if c.stopWatch != nil {
-		c.stopWatch()
+	if stopWatch != nil {
+		stopWatch()
 	}
 	c.runnerMu.Lock()
 	if c.runner != nil {
 		c.runner.close()
 	}
 	c.runnerMu.Unlock()
-	rctx, cancel := context.WithTimeout(ctx, apiTimeout)
-	defer cancel()
-	err := c.engine.cli.ContainerRemove(rctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !client.IsErrNotFound(err) {
+	if err := c.engine.forceRemove(ctx, c.ID); err != nil {
 		c.removeErr = fmt.Errorf("remove container %s: %w", c.Short(), err)
 	}
 	return c.removeErr

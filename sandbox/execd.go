@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/docker/docker/api/types"
@@ -21,7 +20,6 @@ import (
 // runtime exec for many commands. A command that kills it (kill -9 -1, say)
 // only costs a restart on the next command.
 type execd struct {
-	mu     sync.Mutex // one request at a time
 	conn   types.HijackedResponse
 	lines  *bufio.Reader
 	pipeW  *io.PipeWriter

@@ -381,8 +381,8 @@ func checkGroupFiles(c *Case, p *Phase, g *Group) error {
 			}
 			found := false
 			for _, s := range src {
-				if rel, ok := strings.CutPrefix(s, "checks/"); ok {
-					_, err := os.Stat(filepath.Join(c.ChecksDir, filepath.FromSlash(rel)))
+				if strings.HasPrefix(s, "checks/") {
+					_, err := checksPath(c, "/"+s)
 					found = found || err == nil
 				} else if rel, ok := strings.CutPrefix(s, "workspace/"); ok {
 					found = found || existsInWorkspace(c, p, rel)
