@@ -78,12 +78,13 @@ type Loop struct {
 	seq   int
 	setup bool
 
-	usedWall   time.Duration
-	usedTokens int64
-	usedCalls  int
-	meter      meter
-	lastCheck  [2]*runstore.SelfCheck // last test, last typecheck of the turn
-	overhead   []time.Duration
+	// The wall-time and generated-token budgets are read from the meter
+	// (taskSeconds, outputTokens); tool calls are counted here because
+	// the meter counts only those that ran to a result.
+	usedCalls int
+	meter     meter
+	lastCheck [2]*runstore.SelfCheck // last test, last typecheck of the turn
+	overhead  []time.Duration
 }
 
 // New checks cfg and starts a conversation with the system prompt.
@@ -135,7 +136,7 @@ func (l *Loop) RunPhase(ctx context.Context, phase int, prompt string) (runstore
 	wctx := ctx
 	if l.cfg.Budgets.WallTime > 0 {
 		var cancel context.CancelFunc
-		wctx, cancel = context.WithDeadlineCause(ctx, start.Add(l.cfg.Budgets.WallTime-l.usedWall), errWallTime)
+		wctx, cancel = context.WithDeadlineCause(ctx, start.Add(l.cfg.Budgets.WallTime-l.meter.usedWall()), errWallTime)
 		defer cancel()
 	}
 	user := model.Message{Role: model.RoleUser, Content: prompt}
@@ -150,7 +151,6 @@ func (l *Loop) RunPhase(ctx context.Context, phase int, prompt string) (runstore
 	l.lastCheck = [2]*runstore.SelfCheck{}
 	elapsed := time.Since(start)
 	turn.Seconds = elapsed.Seconds()
-	l.usedWall += elapsed
 	l.meter.taskSeconds += turn.Seconds
 	l.tr.write(Event{Kind: EventPhaseEnd, Phase: phase, Turn: &turn})
 	if err == nil {
@@ -179,7 +179,7 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
 		}
 		params := l.cfg.Params
 		if b.GeneratedTokens > 0 {
-			left := b.GeneratedTokens - l.usedTokens
+			left := b.GeneratedTokens - l.meter.outputTokens
 			if left <= 0 {
 				stop(turn, runstore.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
 				return nil
@@ -220,10 +220,10 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
 		}
 		turn.Responses++
 		turn.FinishReasons = append(turn.FinishReasons, resp.FinishReason)
+		// The meter sums every reported output token count, also when some
+		// response reported none (its total is then unknown, but what is
+		// known still counts against the budget).
 		l.meter.add(resp)
-		if n, ok := resp.OutputTokens(); ok {
-			l.usedTokens += n
-		}
 		// A call without an id (some servers omit it) gets one, so that its
 		// answer can refer to it.
 		for i := range resp.ToolCalls {
@@ -235,7 +235,7 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
 		l.msgs = append(l.msgs, msg)
 		l.tr.write(Event{Kind: EventResponse, Phase: turn.Phase, Seq: l.seq, Response: resp})
 
-		budgetHit := b.GeneratedTokens > 0 && l.usedTokens >= b.GeneratedTokens
+		budgetHit := b.GeneratedTokens > 0 && l.meter.outputTokens >= b.GeneratedTokens
 		if len(resp.ToolCalls) == 0 {
 			switch {
 			case resp.FinishReason == model.FinishLength && budgetHit:
@@ -298,7 +298,7 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
 			}
 			l.meter.toolCalls++
 			if tc.Name == ToolBash && res.exec != nil {
-				l.selfCheck(tc, res)
+				l.selfCheck(res)
 			}
 			l.answer(turn, tc, res, "")
 		}
@@ -330,15 +330,9 @@ func (l *Loop) answer(turn *runstore.Turn, tc model.ToolCall, res *toolResult, s
 }
 
 // selfCheck records a bash command that ran tests or a type check.
-func (l *Loop) selfCheck(tc model.ToolCall, res *toolResult) {
-	var a struct {
-		Command string `json:"command"`
-	}
-	if decodeArgs(tc.Arguments, &a) != nil {
-		return
-	}
-	test, tsc := classifyCommand(a.Command)
-	sc := &runstore.SelfCheck{Command: a.Command, ExitCode: res.exec.ExitCode, Passed: res.exec.ExitCode == 0 && !res.exec.TimedOut}
+func (l *Loop) selfCheck(res *toolResult) {
+	test, tsc := classifyCommand(res.command)
+	sc := &runstore.SelfCheck{Command: res.command, ExitCode: res.exec.ExitCode, Passed: res.exec.ExitCode == 0 && !res.exec.TimedOut}
 	if test {
 		l.lastCheck[0] = sc
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -521,5 +522,47 @@ func TestCallsWithoutIDGetOne(t *testing.T) {
 	// No server figures at all: the sums say they are client-side.
 	if m := l.Measurements(); m.TimingsSource != "client" || m.PromptTokens != nil || m.MaxSequenceTokens != nil {
 		t.Errorf("measurements without timings %+v", m)
+	}
+}
+
+// recordingModel is a scriptedModel that keeps each request's output cap.
+type recordingModel struct {
+	scriptedModel
+	maxTokens []int
+}
+
+func (m *recordingModel) Chat(ctx context.Context, req model.Request) (*model.Response, error) {
+	m.maxTokens = append(m.maxTokens, req.Params.MaxTokens)
+	return m.scriptedModel.Chat(ctx, req)
+}
+
+// A response without an output token count makes the attempt's sum unknown,
+// but the counts that were reported still use up the token budget.
+func TestTokenBudgetCountsKnownTokens(t *testing.T) {
+	bash := func(id string) []model.ToolCall {
+		return []model.ToolCall{{ID: id, Name: ToolBash, Arguments: `{"command":"python3 -m pytest -q"}`}}
+	}
+	m := &recordingModel{scriptedModel: scriptedModel{out: []*model.Response{
+		{FinishReason: "tool_calls", ToolCalls: bash("a"), Usage: &model.Usage{CompletionTokens: 60}},
+		{FinishReason: "tool_calls", ToolCalls: bash("b")},
+		{FinishReason: "tool_calls", ToolCalls: bash("c"), Usage: &model.Usage{CompletionTokens: 40}},
+	}}}
+	l, err := New(Config{Model: m, ModelName: "x", Sandbox: instantSandbox{}, Budgets: Budgets{GeneratedTokens: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := l.RunPhase(context.Background(), 1, "go")
+	if err != nil || turn.Termination != runstore.TermGeneratedTokenLimit {
+		t.Fatalf("%v %+v", err, turn)
+	}
+	if want := []int{100, 40, 40}; fmt.Sprint(m.maxTokens) != fmt.Sprint(want) {
+		t.Errorf("output caps %v, want %v", m.maxTokens, want)
+	}
+	if got := l.Measurements().NativeOutputTokens; got != nil {
+		t.Errorf("output tokens %d, want unknown", *got)
+	}
+	// The bash calls that ran were self-checks, recorded with their command.
+	if turn.LastTest == nil || turn.LastTest.Command != "python3 -m pytest -q" || !turn.LastTest.Passed {
+		t.Errorf("last test %+v", turn.LastTest)
 	}
 }

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"time"
+
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
@@ -117,6 +119,11 @@ func (m *meter) result() *runstore.Measurements {
 		out.TimingsSource = "mixed"
 	}
 	return out
+}
+
+// usedWall is the time spent in turns so far, for the wall-time budget.
+func (m *meter) usedWall() time.Duration {
+	return time.Duration(m.taskSeconds * float64(time.Second))
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -109,6 +109,8 @@ type toolResult struct {
 	failed bool
 	// exec is the command's result for bash; nil otherwise.
 	exec *sandbox.ExecResult
+	// command is the command line bash ran (set with exec).
+	command string
 	// execTime is time spent inside the sandbox.
 	execTime time.Duration
 }
@@ -121,6 +123,12 @@ func (e *errSandbox) Unwrap() error { return e.err }
 
 func toolError(format string, a ...any) *toolResult {
 	return &toolResult{content: "error: " + fmt.Sprintf(format, a...), failed: true}
+}
+
+// stderrError is the tool error of a failed command behind a file tool or
+// grep: what it wrote to stderr.
+func stderrError(res *sandbox.ExecResult, d time.Duration) *toolResult {
+	return &toolResult{content: "error: " + strings.TrimSpace(string(res.Stderr)), failed: true, execTime: d}
 }
 
 // decodeArgs decodes a call's JSON arguments strictly enough to report
@@ -166,7 +174,7 @@ func (l *Loop) runTool(ctx context.Context, tc model.ToolCall) (*toolResult, err
 		if err != nil {
 			return nil, err
 		}
-		return &toolResult{content: l.formatExec(res, timeout), failed: res.ExitCode != 0 || res.TimedOut, exec: res, execTime: d}, nil
+		return &toolResult{content: l.formatExec(res, timeout), failed: res.ExitCode != 0 || res.TimedOut, exec: res, command: a.Command, execTime: d}, nil
 	case ToolReadFile:
 		var a struct {
 			Path      string `json:"path"`
@@ -198,12 +206,10 @@ func (l *Loop) runTool(ctx context.Context, tc model.ToolCall) (*toolResult, err
 			return nil, err
 		}
 		if res.ExitCode != 0 {
-			return &toolResult{content: "error: " + strings.TrimSpace(string(res.Stderr)), failed: true, execTime: d}, nil
+			return stderrError(res, d), nil
 		}
-		out := string(res.Stdout)
-		if res.StdoutTruncated || len(out) > l.cfg.MaxToolOutput {
-			out = out[:min(len(out), l.cfg.MaxToolOutput)] + fmt.Sprintf("\n[... truncated by evalctl: the output has %d bytes; read a line range with start_line/end_line ...]\n", res.StdoutBytes)
-		}
+		out := l.capTextMark(string(res.Stdout), res.StdoutTruncated,
+			fmt.Sprintf("\n[... truncated by evalctl: the output has %d bytes; read a line range with start_line/end_line ...]\n", res.StdoutBytes))
 		if out == "" {
 			out = "(empty)"
 		}
@@ -237,7 +243,7 @@ func (l *Loop) runTool(ctx context.Context, tc model.ToolCall) (*toolResult, err
 			return nil, err
 		}
 		if res.ExitCode != 0 {
-			return &toolResult{content: "error: " + strings.TrimSpace(string(res.Stderr)), failed: true, execTime: d}, nil
+			return stderrError(res, d), nil
 		}
 		if res.StdoutTruncated {
 			return toolError("%s is larger than %d bytes; use write_file or bash", a.Path, maxEditFile), nil
@@ -274,7 +280,7 @@ func (l *Loop) runTool(ctx context.Context, tc model.ToolCall) (*toolResult, err
 			return nil, err
 		}
 		if res.ExitCode != 0 {
-			return &toolResult{content: "error: " + strings.TrimSpace(string(res.Stderr)), failed: true, execTime: d}, nil
+			return stderrError(res, d), nil
 		}
 		prefix := strings.TrimSuffix(dir, "/") + "/"
 		var files []string
@@ -330,7 +336,7 @@ func (l *Loop) runTool(ctx context.Context, tc model.ToolCall) (*toolResult, err
 		case 1:
 			return &toolResult{content: "no matches", execTime: d}, nil
 		}
-		return &toolResult{content: "error: " + strings.TrimSpace(string(res.Stderr)), failed: true, execTime: d}, nil
+		return stderrError(res, d), nil
 	}
 	names := make([]string, len(Tools))
 	for i, t := range Tools {
@@ -346,7 +352,7 @@ func (l *Loop) writeFile(ctx context.Context, path, content, done string) (*tool
 		return nil, err
 	}
 	if res.ExitCode != 0 {
-		return &toolResult{content: "error: " + strings.TrimSpace(string(res.Stderr)), failed: true, execTime: d}, nil
+		return stderrError(res, d), nil
 	}
 	return &toolResult{content: done, execTime: d}, nil
 }
@@ -393,11 +399,18 @@ func (l *Loop) formatExec(res *sandbox.ExecResult, timeout time.Duration) string
 	return b.String()
 }
 
+// capText keeps the head of s within the tool output cap, marking a cut
+// (also one the sandbox made: truncated).
 func (l *Loop) capText(s string, truncated bool) string {
+	return l.capTextMark(s, truncated, "\n[... output truncated by evalctl ...]\n")
+}
+
+// capTextMark is capText with the given truncation mark.
+func (l *Loop) capTextMark(s string, truncated bool, mark string) string {
 	if len(s) <= l.cfg.MaxToolOutput && !truncated {
 		return s
 	}
-	return s[:min(len(s), l.cfg.MaxToolOutput)] + "\n[... output truncated by evalctl ...]\n"
+	return s[:min(len(s), l.cfg.MaxToolOutput)] + mark
 }
 
 // capMiddle keeps the head and the (more telling) tail of long output. When

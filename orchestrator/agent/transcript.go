@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/evalctl/evalctl/orchestrator/model"
@@ -75,9 +74,8 @@ type ToolEvent struct {
 }
 
 // transcript writes events as JSON lines; the first write error sticks.
+// Only the loop's goroutine writes it (a Loop is not for concurrent use).
 type transcript struct {
-	mu  sync.Mutex
-	w   io.Writer
 	enc *json.Encoder
 	err error
 }
@@ -86,15 +84,13 @@ func newTranscript(w io.Writer) *transcript {
 	if w == nil {
 		return &transcript{}
 	}
-	return &transcript{w: w, enc: json.NewEncoder(w)}
+	return &transcript{enc: json.NewEncoder(w)}
 }
 
 func (t *transcript) write(e Event) {
 	if t.enc == nil {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.err != nil {
 		return
 	}

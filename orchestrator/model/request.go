@@ -92,11 +92,32 @@ func ChatBody(req Request) ([]byte, error) {
 		}
 		w.Messages = append(w.Messages, wm)
 	}
-	body, err := json.Marshal(w)
+	if len(p.Extra) == 0 {
+		body, err := json.Marshal(w)
+		if err != nil {
+			return nil, fmt.Errorf("encode chat request: %w", err)
+		}
+		return body, nil
+	}
+	// With Extra the body is re-encoded as a map: only the request without
+	// its messages goes through that round trip, the conversation (the bulk
+	// of it, growing every step) is encoded once and added as it is, unless
+	// Extra replaces it.
+	msgs := w.Messages
+	w.Messages = nil
+	head, err := json.Marshal(w)
 	if err != nil {
 		return nil, fmt.Errorf("encode chat request: %w", err)
 	}
-	return mergeExtra(body, p.Extra)
+	var late map[string]json.RawMessage
+	if _, ok := p.Extra["messages"]; !ok {
+		raw, err := json.Marshal(msgs)
+		if err != nil {
+			return nil, fmt.Errorf("encode chat request: %w", err)
+		}
+		late = map[string]json.RawMessage{"messages": raw}
+	}
+	return mergeFields(head, late, p.Extra)
 }
 
 // mergeExtra sets each key of extra at the top level of the JSON object body.
@@ -104,16 +125,26 @@ func mergeExtra(body []byte, extra map[string]any) ([]byte, error) {
 	if len(extra) == 0 {
 		return body, nil
 	}
+	return mergeFields(body, nil, extra)
+}
+
+// mergeFields sets at the top level of the JSON object body each already
+// encoded field of raw, then each key of extra (which wins). The result is
+// a map's encoding: its keys are sorted.
+func mergeFields(body []byte, raw map[string]json.RawMessage, extra map[string]any) ([]byte, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(body, &obj); err != nil {
 		return nil, fmt.Errorf("merge extra fields: %w", err)
 	}
+	for k, v := range raw {
+		obj[k] = v
+	}
 	for k, v := range extra {
-		raw, err := json.Marshal(v)
+		enc, err := json.Marshal(v)
 		if err != nil {
 			return nil, fmt.Errorf("merge extra field %q: %w", k, err)
 		}
-		obj[k] = raw
+		obj[k] = enc
 	}
 	out, err := json.Marshal(obj)
 	if err != nil {

@@ -18,14 +18,7 @@ const vocabSize = 50257
 func Pieces(s string) []string {
 	out := make([]string, 0, len(s)/pieceBytes+1)
 	for len(s) > 0 {
-		n := 0
-		for n < len(s) {
-			_, size := utf8.DecodeRuneInString(s[n:])
-			if n > 0 && n+size > pieceBytes {
-				break
-			}
-			n += size
-		}
+		n := pieceLen(s)
 		out = append(out, s[:n])
 		s = s[n:]
 	}
@@ -36,16 +29,22 @@ func Pieces(s string) []string {
 func CountTokens(s string) int {
 	n := 0
 	for len(s) > 0 {
-		k := 0
-		for k < len(s) {
-			_, size := utf8.DecodeRuneInString(s[k:])
-			if k > 0 && k+size > pieceBytes {
-				break
-			}
-			k += size
-		}
-		s = s[k:]
+		s = s[pieceLen(s):]
 		n++
+	}
+	return n
+}
+
+// pieceLen is the length in bytes of the first piece of a non-empty s: as
+// many whole runes as fit in pieceBytes, and at least one.
+func pieceLen(s string) int {
+	n := 0
+	for n < len(s) {
+		_, size := utf8.DecodeRuneInString(s[n:])
+		if n > 0 && n+size > pieceBytes {
+			break
+		}
+		n += size
 	}
 	return n
 }
