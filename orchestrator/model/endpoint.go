@@ -167,19 +167,7 @@ func (c *Client) Endpoint(ctx context.Context, modelName string) (*runstore.Endp
 	}
 	info.Models = models
 	if props, err := c.Props(ctx); err == nil {
-		info.Props = props
-		if s, ok := props["build_info"].(string); ok {
-			info.BuildInfo = &s
-		}
-		if s, ok := props["model_path"].(string); ok {
-			info.ModelPath = &s
-		}
-		if dgs, ok := props["default_generation_settings"].(map[string]any); ok {
-			if n, ok := dgs["n_ctx"].(float64); ok {
-				v := int64(n)
-				info.ContextSize = &v
-			}
-		}
+		info.SetProps(props)
 	}
 	return info, nil
 }

@@ -53,13 +53,12 @@ type Report struct {
 	Runs    []RunInfo `json:"runs"`
 	// Mixed lists why these runs should not have been pooled; empty unless
 	// Options.AllowMixed let them through.
-	Mixed       []string       `json:"mixed"`
-	Baseline    string         `json:"baseline"`
-	Arms        []ArmReport    `json:"arms"`
-	Cases       []CaseReport   `json:"cases"`
-	Comparisons []Comparison   `json:"comparisons"`
-	Notes       []string       `json:"notes"`
-	index       map[string]int // arm name -> position in Arms
+	Mixed       []string     `json:"mixed"`
+	Baseline    string       `json:"baseline"`
+	Arms        []ArmReport  `json:"arms"`
+	Cases       []CaseReport `json:"cases"`
+	Comparisons []Comparison `json:"comparisons"`
+	Notes       []string     `json:"notes"`
 }
 
 // Rate is k successes of n scored attempts with its Wilson 95% interval.
@@ -207,7 +206,7 @@ func Build(in *Input, opts Options) (*Report, error) {
 	rep := &Report{
 		Schema: Schema, Options: opts, Runs: in.Runs,
 		Mixed: mixedProblems(in), Arms: []ArmReport{}, Cases: []CaseReport{},
-		Comparisons: []Comparison{}, Notes: []string{}, index: map[string]int{},
+		Comparisons: []Comparison{}, Notes: []string{},
 	}
 	if rep.Runs == nil {
 		rep.Runs = []RunInfo{}
@@ -243,10 +242,9 @@ func Build(in *Input, opts Options) (*Report, error) {
 			w := *ar.DecodeTPS * SecondsPerWeek
 			ar.TokensPerWeek = &w
 		}
-		rep.index[name] = len(rep.Arms)
 		rep.Arms = append(rep.Arms, ar)
 	}
-	base := rep.Arms[rep.index[rep.Baseline]]
+	base := *rep.Arm(rep.Baseline)
 	for i := range rep.Arms {
 		a := &rep.Arms[i]
 		if a.Arm == rep.Baseline {
@@ -323,17 +321,12 @@ func validateRows(rows []Row) error {
 
 // Arm returns the named arm's report, or nil.
 func (r *Report) Arm(name string) *ArmReport {
-	if r.index == nil {
-		r.index = map[string]int{}
-		for i, a := range r.Arms {
-			r.index[a.Arm] = i
+	for i := range r.Arms {
+		if r.Arms[i].Arm == name {
+			return &r.Arms[i]
 		}
 	}
-	i, ok := r.index[name]
-	if !ok {
-		return nil
-	}
-	return &r.Arms[i]
+	return nil
 }
 
 func gain(v, base *float64) *float64 {

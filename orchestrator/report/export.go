@@ -101,12 +101,10 @@ func Export(ctx context.Context, dirs []string, out string, opts Options) (*Repo
 	if files[AttemptsCSV], err = attemptsCSV(in.Rows); err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := WriteJSON(&buf, rep); err != nil {
-		return nil, err
+	if files[AggregatesJSON], err = marshalIndent(rep); err != nil {
+		return nil, fmt.Errorf("report json: %w", err)
 	}
-	files[AggregatesJSON] = bytes.Clone(buf.Bytes())
-	buf.Reset()
+	var buf bytes.Buffer
 	if err := WriteCSV(&buf, rep); err != nil {
 		return nil, err
 	}
@@ -126,14 +124,6 @@ func Export(ctx context.Context, dirs []string, out string, opts Options) (*Repo
 		return nil, err
 	}
 	return rep, nil
-}
-
-func marshalIndent(v any) ([]byte, error) {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(data, '\n'), nil
 }
 
 func protocolRun(dir string) (ProtocolRun, error) {
@@ -265,7 +255,9 @@ func Verify(dir string) error {
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", dir, err)
 	}
-	listed := map[string]bool{}
+	// listed holds each listed file's bytes, read once: what was
+	// checksummed is what is parsed.
+	listed := map[string][]byte{}
 	for i, line := range strings.Split(strings.TrimSuffix(string(sums), "\n"), "\n") {
 		m := sumLine.FindStringSubmatch(line)
 		if m == nil {
@@ -283,30 +275,26 @@ func Verify(dir string) error {
 		if got := hex.EncodeToString(h[:]); got != m[1] {
 			return &Difference{name, "sha256", m[1], got}
 		}
-		listed[name] = true
+		listed[name] = data
 	}
 	for _, name := range exportFiles {
-		if !listed[name] {
+		if _, ok := listed[name]; !ok {
 			return &Difference{SumsFile, name, "a checksum line", "none"}
 		}
 	}
-	rowsBytes, err := os.ReadFile(filepath.Join(dir, AttemptsJSON))
-	if err != nil {
-		return err
-	}
 	var rows []Row
-	if err := strictUnmarshal(rowsBytes, &rows); err != nil {
+	if err := strictUnmarshal(listed[AttemptsJSON], &rows); err != nil {
 		return &Difference{AttemptsJSON, "(document)", "an array of attempt rows", err.Error()}
 	}
 	wantCSV, err := attemptsCSV(rows)
 	if err != nil {
 		return err
 	}
-	if d := diffCSV(AttemptsCSV, wantCSV, filepath.Join(dir, AttemptsCSV)); d != nil {
+	if d := diffCSV(AttemptsCSV, wantCSV, listed[AttemptsCSV]); d != nil {
 		return d
 	}
 	var proto Protocol
-	if err := readStrict(filepath.Join(dir, ProtocolJSON), &proto); err != nil {
+	if err := strictUnmarshal(listed[ProtocolJSON], &proto); err != nil {
 		return &Difference{ProtocolJSON, "(document)", "a protocol", err.Error()}
 	}
 	in := &Input{Rows: rows}
@@ -323,10 +311,7 @@ func Verify(dir string) error {
 		}
 		in.Runs = append(in.Runs, NewRunInfo(&run, proto.Options.Suite))
 	}
-	aggBytes, err := os.ReadFile(filepath.Join(dir, AggregatesJSON))
-	if err != nil {
-		return err
-	}
+	aggBytes := listed[AggregatesJSON]
 	var head struct {
 		Options Options `json:"options"`
 	}
@@ -351,7 +336,7 @@ func Verify(dir string) error {
 	if err := WriteCSV(&buf, rep); err != nil {
 		return err
 	}
-	return diffCSV(AggregatesCSV, buf.Bytes(), filepath.Join(dir, AggregatesCSV))
+	return diffCSV(AggregatesCSV, buf.Bytes(), listed[AggregatesCSV])
 }
 
 func strictUnmarshal(data []byte, v any) error {
@@ -366,21 +351,9 @@ func strictUnmarshal(data []byte, v any) error {
 	return nil
 }
 
-func readStrict(path string, v any) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	return strictUnmarshal(data, v)
-}
-
-// diffCSV compares the CSV Verify rendered with the file, naming the first
-// differing row and column.
-func diffCSV(name string, want []byte, path string) error {
-	got, err := os.ReadFile(path)
-	if err != nil {
-		return &Difference{name, "(file)", "a CSV file", err.Error()}
-	}
+// diffCSV compares the CSV Verify rendered with the file's bytes, naming
+// the first differing row and column.
+func diffCSV(name string, want, got []byte) error {
 	if bytes.Equal(want, got) {
 		return nil
 	}

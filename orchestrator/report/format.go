@@ -47,12 +47,22 @@ func Write(w io.Writer, r *Report, format string) error {
 // WriteJSON writes the report as indented JSON; floats keep full precision
 // and unknown values are null.
 func WriteJSON(w io.Writer, r *Report) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+	data, err := marshalIndent(r)
 	if err != nil {
 		return fmt.Errorf("report json: %w", err)
 	}
-	_, err = w.Write(append(data, '\n'))
+	_, err = w.Write(data)
 	return err
+}
+
+// marshalIndent is the JSON every export and report file is written as:
+// two-space indentation and a final newline.
+func marshalIndent(v any) ([]byte, error) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
 }
 
 // dash is how every text format shows an unknown value.

@@ -96,6 +96,31 @@ type EndpointInfo struct {
 	ContextSize *int64         `json:"context_size"`
 }
 
+// PropsFields reads the build, model path and context size (from
+// default_generation_settings.n_ctx) out of a llama-server /props body;
+// each is nil when the body does not say.
+func PropsFields(props map[string]any) (buildInfo, modelPath *string, contextSize *int64) {
+	if s, ok := props["build_info"].(string); ok {
+		buildInfo = &s
+	}
+	if s, ok := props["model_path"].(string); ok {
+		modelPath = &s
+	}
+	if dgs, ok := props["default_generation_settings"].(map[string]any); ok {
+		if n, ok := dgs["n_ctx"].(float64); ok {
+			v := int64(n)
+			contextSize = &v
+		}
+	}
+	return buildInfo, modelPath, contextSize
+}
+
+// SetProps records a /props body and the fields PropsFields reads from it.
+func (e *EndpointInfo) SetProps(props map[string]any) {
+	e.Props = props
+	e.BuildInfo, e.ModelPath, e.ContextSize = PropsFields(props)
+}
+
 // Turn is one phase of the conversation, from the user's request to the
 // agent's hand-over or a limit.
 type Turn struct {

@@ -205,39 +205,50 @@ func RunCapacity(ctx context.Context, st *runstore.Store, run *runstore.Run, pla
 }
 
 func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan *CapacityPlan, size int, o ScreenOptions) (*CapacityResult, error) {
-	dir, rel, err := nextSizeTry(st, size)
+	dir, rel, err := nextTry(st, SizesDir, strconv.Itoa(size))
 	if err != nil {
 		return nil, err
 	}
 	res := &CapacityResult{ContextCapacity: size, NearCapacityInputTarget: plan.InputFor(size),
 		ServerLog: filepath.Join(rel, ServerLog), StartedAt: time.Now().UTC()}
-	sampler, stopSampler := startSampler(ctx, o, dir)
-	finish := func() {
-		stopSampler()
-		var sum telemetry.Summary
-		if runstore.ReadJSON(filepath.Join(dir, TelemetryDc), &sum) == nil {
-			res.MemoryPeak, res.MemoryReason, res.PowerMeanWatts = sum.MemoryPeak, sum.MemoryReason, sum.PowerMeanWatts
-			if sum.CPUTempPeak != nil {
-				v := sum.CPUTempPeak.Value
-				res.CPUPeakC = &v
-			}
+	sampler, stopSampler, err := startSampler(ctx, o, dir)
+	if err != nil {
+		return nil, err
+	}
+	// stopped ends telemetry on the paths that return an error of their
+	// own (a cancelled context or an identity that cannot be written); a
+	// failure to write the telemetry files is joined to it.
+	stopped := func(err error) error {
+		if _, serr := stopSampler(); serr != nil {
+			return errors.Join(err, fmt.Errorf("telemetry of %s: %w", rel, serr))
+		}
+		return err
+	}
+	finish := func() (*CapacityResult, error) {
+		sum, err := stopSampler()
+		if err != nil {
+			return nil, fmt.Errorf("telemetry of %s: %w", rel, err)
+		}
+		res.MemoryPeak, res.MemoryReason, res.PowerMeanWatts = sum.MemoryPeak, sum.MemoryReason, sum.PowerMeanWatts
+		if sum.CPUTempPeak != nil {
+			v := sum.CPUTempPeak.Value
+			res.CPUPeakC = &v
 		}
 		res.FinishedAt = time.Now().UTC()
+		return res, nil
 	}
 	fail := func(state string, err error) (*CapacityResult, error) {
 		res.State = state
 		msg := err.Error()
 		res.Error = &msg
-		finish()
-		return res, nil
+		return finish()
 	}
 	sampler.SetStage("startup")
 	st.AppendEvent(runstore.Event{Kind: "capacity_start", Detail: strconv.Itoa(size)})
 	srv, err := Start(ctx, plan.Profile, StartOptions{LogPath: filepath.Join(dir, ServerLog), CtxSize: size, Evalctl: o.Evalctl})
 	if err != nil {
 		if ctx.Err() != nil {
-			stopSampler()
-			return nil, ctx.Err()
+			return nil, stopped(ctx.Err())
 		}
 		reason := err.Error()
 		var se *StartError
@@ -250,8 +261,7 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 	ready := srv.ReadySeconds
 	res.ReadySeconds = &ready
 	if _, err := srv.RecordIdentity(ctx, o.Hashes, filepath.Join(dir, IdentityDoc), st.AppendEvent); err != nil {
-		stopSampler()
-		return nil, err
+		return nil, stopped(err)
 	}
 	c := &Client{BaseURL: srv.BaseURL}
 	rctx, cancel := context.WithTimeout(ctx, time.Duration(plan.RequestTimeout))
@@ -273,8 +283,7 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 		}
 	}
 	if ctx.Err() != nil {
-		stopSampler()
-		return nil, ctx.Err()
+		return nil, stopped(ctx.Err())
 	}
 	if err != nil {
 		return fail(CapacityShortFailed, serverNote(err, srv))
@@ -304,8 +313,7 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 		}
 	}
 	if ctx.Err() != nil {
-		stopSampler()
-		return nil, ctx.Err()
+		return nil, stopped(ctx.Err())
 	}
 	if err != nil {
 		return fail(CapacityLongFailed, serverNote(err, srv))
@@ -313,8 +321,7 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 	sampler.SetStage("stop")
 	srv.Stop(context.Background())
 	res.State = CapacityComplete
-	finish()
-	return res, nil
+	return finish()
 }
 
 // serverNote adds to a request error that the server died, when it did.
@@ -324,23 +331,6 @@ func serverNote(err error, srv *Server) error {
 		return fmt.Errorf("%w (server exited: %v; log %s)", err, srv.ExitErr(), srv.LogPath)
 	default:
 		return err
-	}
-}
-
-func nextSizeTry(st *runstore.Store, size int) (dir, rel string, err error) {
-	for k := 1; ; k++ {
-		rel = filepath.Join(SizesDir, strconv.Itoa(size), strconv.Itoa(k))
-		dir = st.Path(rel)
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return "", "", err
-		}
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, rel, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return "", "", err
-		}
 	}
 }
 

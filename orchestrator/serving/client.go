@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -76,13 +75,6 @@ func (e *HTTPError) Error() string {
 		return fmt.Sprintf("%s: HTTP %d %s: %s", e.Endpoint, e.Status, e.Type, e.Message)
 	}
 	return fmt.Sprintf("%s: HTTP %d: %s", e.Endpoint, e.Status, e.Message)
-}
-
-// ContextExceeded reports whether err is llama-server refusing a prompt
-// longer than its context.
-func ContextExceeded(err error) bool {
-	var he *HTTPError
-	return errors.As(err, &he) && he.Type == "exceed_context_size_error"
 }
 
 func (c *Client) http() *http.Client {

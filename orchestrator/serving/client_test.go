@@ -3,6 +3,7 @@ package serving
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -68,7 +69,8 @@ func TestClientParsesRealLlamaServerAnswers(t *testing.T) {
 
 	c = &Client{BaseURL: wireServer(t, 400, "context_overflow.json", nil).URL}
 	_, err = c.Complete(ctx, CompletionRequest{Prompt: "x", NPredict: 1})
-	if !ContextExceeded(err) {
+	var he *HTTPError
+	if !errors.As(err, &he) || he.Type != "exceed_context_size_error" {
 		t.Fatalf("err = %v, want a context-exceeded error", err)
 	}
 	if he := err.(*HTTPError); he.Status != 400 || he.Message == "" {

@@ -38,10 +38,6 @@ type Identity struct {
 	Files   []FileDigest `json:"files"`
 }
 
-// Identity asks the running server about itself and digests the profile's
-// hash_files (through cache, which may be nil for no caching). A server
-// that does not answer /props is recorded with nil fields and a note; an
-// unreadable hash file is an error, since the profile asked for it.
 // RecordIdentity writes the server's identity to path. A server that will
 // not say who it is does not stop the work: that goes to events as
 // identity_failed and ok is false. Only a cancelled context or a file that
@@ -58,6 +54,10 @@ func (s *Server) RecordIdentity(ctx context.Context, cache *HashCache, path stri
 	return true, runstore.WriteJSON(path, id)
 }
 
+// Identity asks the running server about itself and digests the profile's
+// hash_files (through cache, which may be nil for no caching). A server
+// that does not answer /props is recorded with nil fields and a note; an
+// unreadable hash file is an error, since the profile asked for it.
 func (s *Server) Identity(ctx context.Context, cache *HashCache) (*Identity, error) {
 	id := &Identity{
 		Profile: s.Profile.Name, ProfileSHA256: s.Profile.SHA256, API: s.Profile.API, BaseURL: s.BaseURL,
@@ -72,18 +72,7 @@ func (s *Server) Identity(ctx context.Context, cache *HashCache) (*Identity, err
 			id.Missing = append(id.Missing, fmt.Sprintf("props: %v", err))
 		} else {
 			id.Props = props
-			if v, ok := props["build_info"].(string); ok {
-				id.BuildInfo = &v
-			}
-			if v, ok := props["model_path"].(string); ok {
-				id.ModelPath = &v
-			}
-			if dgs, ok := props["default_generation_settings"].(map[string]any); ok {
-				if n, ok := dgs["n_ctx"].(float64); ok {
-					v := int64(n)
-					id.ContextSize = &v
-				}
-			}
+			id.BuildInfo, id.ModelPath, id.ContextSize = runstore.PropsFields(props)
 		}
 	}
 	if models, err := c.get(cctx, "/v1/models"); err != nil {
@@ -102,15 +91,6 @@ func (s *Server) Identity(ctx context.Context, cache *HashCache) (*Identity, err
 		id.Files = append(id.Files, d)
 	}
 	return id, nil
-}
-
-// Endpoint turns the identity into the run store's endpoint record, for an
-// attempt served by this server.
-func (id *Identity) Endpoint(model string) *runstore.EndpointInfo {
-	return &runstore.EndpointInfo{
-		BaseURL: id.BaseURL, Model: model, Props: id.Props, Models: id.Models,
-		BuildInfo: id.BuildInfo, ModelPath: id.ModelPath, ContextSize: id.ContextSize,
-	}
 }
 
 // redactEnv hides the values of secret-looking variables, so a run

@@ -100,12 +100,13 @@ func LoadProfile(file string) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load profile %s: %w", file, err)
 	}
-	var p Profile
-	doc, err := decodeYAML(abs, &p)
+	// One read: the digest is of the bytes that were decoded.
+	data, err := os.ReadFile(abs)
 	if err != nil {
 		return nil, fmt.Errorf("load profile: %w", err)
 	}
-	data, err := os.ReadFile(abs)
+	var p Profile
+	doc, err := decodeYAMLData(abs, data, &p)
 	if err != nil {
 		return nil, fmt.Errorf("load profile: %w", err)
 	}

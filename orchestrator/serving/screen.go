@@ -165,13 +165,22 @@ type sampleSpec struct {
 func runLeg(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Screen, leg Leg, todo []sampleSpec,
 	o ScreenOptions, progress io.Writer, n *int) (failed int, err error) {
 	p := sc.Profiles[leg.Mode]
-	legDir, rel, err := nextTry(st, fmt.Sprintf("%02d-%s", leg.Index, leg.Label))
+	legDir, rel, err := nextTry(st, LegsDir, fmt.Sprintf("%02d-%s", leg.Index, leg.Label))
 	if err != nil {
 		return 0, err
 	}
-	sampler, stopSampler := startSampler(ctx, o, legDir)
+	sampler, stopSampler, err := startSampler(ctx, o, legDir)
+	if err != nil {
+		return 0, err
+	}
 	sampler.SetStage(leg.Label + "/startup")
-	defer stopSampler()
+	defer func() {
+		// The leg's own error, if any, comes first; a telemetry file that
+		// could not be written fails an otherwise good leg.
+		if _, serr := stopSampler(); serr != nil && err == nil {
+			err = fmt.Errorf("telemetry of %s: %w", rel, serr)
+		}
+	}()
 	st.AppendEvent(runstore.Event{Kind: "leg_start", Detail: fmt.Sprintf("%s (%s) %s", leg.Label, p.Name, rel)})
 	srv, err := Start(ctx, p, StartOptions{LogPath: filepath.Join(legDir, ServerLog), CtxSize: sc.Spec.CtxSize, Evalctl: o.Evalctl})
 	if err != nil {
@@ -299,14 +308,12 @@ func writeFailed(st *runstore.Store, sc *Screen, leg Leg, s sampleSpec, rel stri
 	return runstore.WriteJSON(st.Path(SamplesDir, s.key+".json"), smp)
 }
 
-// nextTry makes legs/NAME/K for the next start of a leg (K = 1, 2, ...), so
-// a resumed leg keeps the log and telemetry of its earlier tries.
-func nextTry(st *runstore.Store, name string) (dir, rel string, err error) {
-	if err := os.MkdirAll(st.Path(SamplesDir), 0o755); err != nil {
-		return "", "", err
-	}
+// nextTry makes PARENT/NAME/K for the next start of a leg or a capacity
+// size (K = 1, 2, ...), so a resumed one keeps the log and telemetry of its
+// earlier tries.
+func nextTry(st *runstore.Store, parent, name string) (dir, rel string, err error) {
 	for k := 1; ; k++ {
-		rel = filepath.Join(LegsDir, name, strconv.Itoa(k))
+		rel = filepath.Join(parent, name, strconv.Itoa(k))
 		dir = st.Path(rel)
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 			return "", "", err
@@ -322,26 +329,24 @@ func nextTry(st *runstore.Store, name string) (dir, rel string, err error) {
 }
 
 // startSampler starts telemetry for one server start, logging every
-// reading in dir; stop ends it and writes the summary beside the log.
-func startSampler(ctx context.Context, o ScreenOptions, dir string) (s *telemetry.Sampler, stop func()) {
+// reading in dir. stop ends it, writes the summary beside the log and
+// returns it; its error says the log or the summary could not be written.
+func startSampler(ctx context.Context, o ScreenOptions, dir string) (s *telemetry.Sampler, stop func() (telemetry.Summary, error), err error) {
 	src := o.Telemetry
 	if src == nil {
 		src = notSampled{}
 	}
 	f, err := os.Create(filepath.Join(dir, TelemetryLg))
-	var w io.Writer
-	if err == nil {
-		w = f
+	if err != nil {
+		return nil, nil, err
 	}
-	s = telemetry.NewSampler(src, o.Interval, w)
+	s = telemetry.NewSampler(src, o.Interval, f)
 	s.Start(ctx)
-	return s, func() {
+	return s, func() (telemetry.Summary, error) {
 		sum := s.Stop()
-		if f != nil {
-			f.Close()
-		}
-		runstore.WriteJSON(filepath.Join(dir, TelemetryDc), sum)
-	}
+		cerr := f.Close()
+		return sum, errors.Join(cerr, runstore.WriteJSON(filepath.Join(dir, TelemetryDc), sum))
+	}, nil
 }
 
 // notSampled stands in when the caller asked for no telemetry, so the

@@ -29,6 +29,12 @@ func decodeYAML(file string, v any) (*yamlDoc, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeYAMLData(file, data, v)
+}
+
+// decodeYAMLData is decodeYAML for a file already read; file names it in
+// errors.
+func decodeYAMLData(file string, data []byte, v any) (*yamlDoc, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(v); err != nil {

@@ -122,13 +122,6 @@ func (s *Sampler) Stop() Summary {
 	return s.sum
 }
 
-// Summary returns the summary so far without stopping.
-func (s *Sampler) Summary() Summary {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sum
-}
-
 func (s *Sampler) loop(ctx context.Context) {
 	defer close(s.done)
 	t := time.NewTicker(s.interval)

@@ -56,14 +56,6 @@ func (t *Thermal) CPUTemperature(ctx context.Context) (*float64, string, error) 
 		filepath.Join(root, "sys/class/hwmon"), filepath.Join(root, "sys/class/thermal")), nil
 }
 
-// CPUTemperature reads the real machine's CPU temperature; see
-// Thermal.CPUTemperature. It is the function a cohort's temperature guard
-// calls between attempts.
-func CPUTemperature(ctx context.Context) (*float64, string, error) {
-	var t Thermal
-	return t.CPUTemperature(ctx)
-}
-
 func (t *Thermal) hwmon(root string) *float64 {
 	dirs, _ := filepath.Glob(filepath.Join(root, "sys/class/hwmon/hwmon*"))
 	sort.Strings(dirs)
@@ -120,19 +112,4 @@ func readTrim(path string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// GPUTemperature returns the hottest GPU's temperature in °C through
-// nvidia-smi, for a guard that watches the GPU rather than the CPU. Like
-// CPUTemperature it answers nil and a reason where there is no GPU.
-func GPUTemperature(ctx context.Context) (*float64, string, error) {
-	var n NvidiaSMI
-	gpus, reason, err := n.Query(ctx)
-	if err != nil || len(gpus) == 0 {
-		return nil, reason, err
-	}
-	if t, ok := (Reading{GPUs: gpus}).GPUTempC(); ok {
-		return &t, "", nil
-	}
-	return nil, "nvidia-smi reported no GPU temperature", nil
 }
