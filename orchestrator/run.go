@@ -2,6 +2,9 @@ package orchestrator
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -125,11 +128,17 @@ type runner struct {
 // prune has looked; the run lock guarantees no other runner of this run is
 // using them.
 func (r *runner) sweep(ctx context.Context) {
-	removed, err := r.opts.Engine.Prune(ctx, map[string]string{sandbox.LabelRun: r.run.ID})
+	pruneRun(ctx, r.opts, r.run.ID, "left behind")
+}
+
+// pruneRun removes the containers labelled with the run and says so (what
+// says whose they were); a failure is a warning, never the run's error.
+func pruneRun(ctx context.Context, opts Options, runID, what string) {
+	removed, err := opts.Engine.Prune(ctx, map[string]string{sandbox.LabelRun: runID})
 	if err != nil {
-		fmt.Fprintf(r.opts.Progress, "warning: remove this run's containers: %v\n", err)
+		fmt.Fprintf(opts.Progress, "warning: remove containers %s: %v\n", what, err)
 	} else if len(removed) > 0 {
-		fmt.Fprintf(r.opts.Progress, "removed %d container(s) left behind: %s\n", len(removed), strings.Join(removed, ", "))
+		fmt.Fprintf(opts.Progress, "removed %d container(s) %s: %s\n", len(removed), what, strings.Join(removed, ", "))
 	}
 }
 
@@ -175,10 +184,8 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 	if err := runstore.WriteFileAtomic(store.Path(runstore.PlanFile), data, 0o644); err != nil {
 		return nil, err
 	}
-	sum, err := runstore.FileSHA256(store.Path(runstore.PlanFile))
-	if err != nil {
-		return nil, err
-	}
+	digest := sha256.Sum256(data)
+	sum := hex.EncodeToString(digest[:])
 	run := &runstore.Run{
 		ID: id.String(), CreatedAt: time.Now().UTC(), PlanSHA256: sum, Kind: "cohort",
 		Suite:   runstore.SuiteRef{Name: suite.Name, Version: suite.Version, Fingerprint: suite.Fingerprint},
@@ -249,16 +256,18 @@ func resume(ctx context.Context, opts Options) (*runner, error) {
 	if err != nil {
 		return fail(err)
 	}
-	sum, err := runstore.FileSHA256(store.Path(runstore.PlanFile))
+	// One read: the bytes hashed are the bytes decoded.
+	data, err := os.ReadFile(store.Path(runstore.PlanFile))
 	if err != nil {
 		return fail(err)
 	}
-	if sum != run.PlanSHA256 {
+	digest := sha256.Sum256(data)
+	if sum := hex.EncodeToString(digest[:]); sum != run.PlanSHA256 {
 		return fail(fmt.Errorf("resume %s: %w: plan.json's SHA-256 is %s, registered %s; start a new run instead", store.Dir, ErrChanged, sum, run.PlanSHA256))
 	}
 	var plan Plan
-	if err := runstore.ReadJSON(store.Path(runstore.PlanFile), &plan); err != nil {
-		return fail(err)
+	if err := json.Unmarshal(data, &plan); err != nil {
+		return fail(fmt.Errorf("resume %s: read %s: %w", store.Dir, runstore.PlanFile, err))
 	}
 	suite, err := tasks.LoadSuite(plan.SuiteDir)
 	if err != nil {
@@ -275,11 +284,7 @@ func resume(ctx context.Context, opts Options) (*runner, error) {
 		fmt.Fprintf(opts.Progress, "warning: the sandbox image is now %s, the run registered %s; attempts record the image they ran in\n", img.ID, run.ImageID)
 	}
 	// Containers a killed runner left behind are of no use now.
-	if removed, err := opts.Engine.Prune(ctx, map[string]string{sandbox.LabelRun: run.ID}); err != nil {
-		fmt.Fprintf(opts.Progress, "warning: remove containers left by the previous runner: %v\n", err)
-	} else if len(removed) > 0 {
-		fmt.Fprintf(opts.Progress, "removed %d container(s) left by the previous runner\n", len(removed))
-	}
+	pruneRun(ctx, opts, run.ID, "left by the previous runner")
 	store.AppendEvent(runstore.Event{Kind: "resumed"})
 	fmt.Fprintf(opts.Progress, "resuming run %s (plan sha256 %s)\n", run.ID, run.PlanSHA256)
 	return newRunner(opts, &plan, suite, store, run, img), nil
@@ -529,6 +534,7 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 		return attemptOutcome{infra: err}
 	}
 	var out attemptOutcome
+	var snaps []*sandbox.Snapshot // the phases' answers, as written to the run directory
 	for _, p := range c.Phases {
 		if p.OverlayDir != "" {
 			over, err := sandbox.DirEntries(p.OverlayDir, tasks.Ignored)
@@ -556,6 +562,7 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 			return attemptOutcome{infra: err}
 		}
 		a.Snapshots = append(a.Snapshots, runstore.Snapshot{Phase: p.Number, File: filepath.Base(path), SHA256: snap.SHA256, Bytes: int64(len(snap.Tar))})
+		snaps = append(snaps, snap)
 		if turn.Termination != runstore.TermCompleted {
 			break // a budget stop or an error ends the attempt; what exists is graded
 		}
@@ -566,12 +573,8 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 	// attempt's, while this one is graded.
 	release()
 	// Grade every phase snapshot in a fresh container.
-	for _, s := range a.Snapshots {
-		data, err := os.ReadFile(r.store.SnapshotPath(a.ID, s.Phase))
-		if err != nil {
-			return attemptOutcome{infra: err}
-		}
-		g, err := r.grader.Grade(ctx, r.suite, c, s.Phase, &sandbox.Snapshot{Tar: data, SHA256: s.SHA256}, grader.Labels{Run: r.run.ID, Attempt: a.ID})
+	for i, s := range a.Snapshots {
+		g, err := r.grader.Grade(ctx, r.suite, c, s.Phase, snaps[i], grader.Labels{Run: r.run.ID, Attempt: a.ID})
 		if err != nil {
 			if ctx.Err() != nil {
 				return out
@@ -604,15 +607,13 @@ func endpointDown(kind string) bool {
 // plan on disk: the plan file must still hash as registered and hold the
 // same arm, byte for byte.
 func (r *runner) armUnchanged(a *runstore.Attempt) *bool {
+	// The runner's plan was read from plan.json when its SHA-256 matched
+	// the registered one: a file that still matches holds that very arm.
 	sum, err := runstore.FileSHA256(r.store.Path(runstore.PlanFile))
 	if err != nil {
 		return nil
 	}
-	var p Plan
-	if err := runstore.ReadJSON(r.store.Path(runstore.PlanFile), &p); err != nil {
-		return nil
-	}
-	arm := p.Arm(a.Arm)
+	arm := r.plan.Arm(a.Arm)
 	ok := sum == r.run.PlanSHA256 && arm != nil && arm.Hash() == a.ArmHash
 	return &ok
 }

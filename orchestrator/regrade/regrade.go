@@ -582,10 +582,8 @@ type outcome struct {
 	ungraded              bool
 }
 
-// outcomeUnder scores a under suiteID with runstore.Score, the one
-// definition of functional and delivered. A completed attempt with a phase
-// snapshot left ungraded under suiteID has an unknown outcome, exactly as
-// the report counts it.
+// outcomeUnder scores a under suiteID with runstore.ScoreGraded, as the
+// report does: a phase snapshot left ungraded makes the outcome unknown.
 func outcomeUnder(st *runstore.Store, a *runstore.Attempt, suiteID string) (outcome, error) {
 	if a.State != runstore.Completed {
 		return outcome{}, nil
@@ -594,12 +592,10 @@ func outcomeUnder(st *runstore.Store, a *runstore.Attempt, suiteID string) (outc
 	if err != nil {
 		return outcome{}, fmt.Errorf("attempt %s: grades %s: %w", a.ID, suiteID, err)
 	}
-	for _, g := range grades {
-		if g == nil {
-			return outcome{ungraded: true}, nil
-		}
+	o, ungraded := runstore.ScoreGraded(a, grades)
+	if ungraded {
+		return outcome{ungraded: true}, nil
 	}
-	o := runstore.Score(a, grades)
 	if o == nil {
 		return outcome{}, nil
 	}
@@ -626,11 +622,6 @@ func (c *Counts) add(o outcome) {
 // and the attempts whose outcome changed. "Before" is each run's own
 // suite; "after" the regrade suite. It reads outcomes from disk, so a
 // re-run reports the same figures.
-//
-// It deliberately uses runstore.Score rather than the report package,
-// which links the cohort runner (and with it the model client) through
-// its import of the orchestrator package: a regrade must not even be able
-// to reach a model.
 func compare(runs []runEntry, res *Result, suiteID string) error {
 	idx := map[string]int{}
 	for _, r := range runs {

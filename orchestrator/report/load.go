@@ -147,13 +147,11 @@ func NewRow(a *runstore.Attempt, suiteID string, grades []*grader.Grade) Row {
 			r.TimingsSource = &src
 		}
 	}
-	for _, g := range grades {
-		if g == nil {
-			r.Status = Ungraded
-			return r
-		}
+	o, ungraded := runstore.ScoreGraded(a, grades)
+	if ungraded {
+		r.Status = Ungraded
+		return r
 	}
-	o := runstore.Score(a, grades)
 	if o == nil {
 		return r
 	}

@@ -43,3 +43,19 @@ func Score(a *Attempt, grades []*grader.Grade) *Outcome {
 	}
 	return o
 }
+
+// ScoreGraded is Score for readers of stored grades (report, regrade): a
+// completed attempt with a phase snapshot not graded under the suite version
+// asked for has an unknown outcome, ungraded, never a failure; only an
+// attempt graded in full is scored.
+func ScoreGraded(a *Attempt, grades []*grader.Grade) (o *Outcome, ungraded bool) {
+	if a.State != Completed {
+		return nil, false
+	}
+	for _, g := range grades {
+		if g == nil {
+			return nil, true
+		}
+	}
+	return Score(a, grades), false
+}
