@@ -16,7 +16,10 @@ import (
 	"math/rand/v2"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 )
 
@@ -35,18 +38,36 @@ type Config struct {
 	// InfoTimeout bounds the small identity calls (/props, /v1/models,
 	// /health, /tokenize, /metrics); default 10s.
 	InfoTimeout time.Duration
+	// MaxResponseBytes caps one response: the body of a whole response,
+	// the generated text of a stream (content, reasoning and tool-call
+	// arguments together). A response past it is cut there and returned
+	// as truncated (finish_reason "length", Cut set, token count unknown),
+	// so memory stays bounded by the cap. 0 means DefaultMaxResponseBytes;
+	// negative means no cap.
+	MaxResponseBytes int64
 }
 
-// RetryPolicy is a bounded exponential backoff with jitter.
+// DefaultMaxResponseBytes is the per-response size cap: far above what a
+// 32K-token response can hold (about 4 bytes a token), far below what
+// would strain the runner.
+const DefaultMaxResponseBytes = 16 << 20
+
+// RetryPolicy is a bounded exponential backoff with jitter, for requests
+// that never reached the server (ClassUnavailable). A server's Retry-After
+// is honoured: the wait is the longer of it and the backoff step.
 type RetryPolicy struct {
 	// MaxRetries after the first try; 0 disables retries.
 	MaxRetries int
 	Initial    time.Duration
 	Max        time.Duration
+	// MaxWait bounds the time spent waiting between tries, in all; a
+	// Retry-After that would pass it ends the retries at once.
+	MaxWait time.Duration
 }
 
-// DefaultRetry retries three times: after about 0.5 s, 1 s and 2 s.
-var DefaultRetry = RetryPolicy{MaxRetries: 3, Initial: 500 * time.Millisecond, Max: 8 * time.Second}
+// DefaultRetry retries three times: after about 0.5 s, 1 s and 2 s (or
+// the server's Retry-After), waiting two minutes at most in all.
+var DefaultRetry = RetryPolicy{MaxRetries: 3, Initial: 500 * time.Millisecond, Max: 8 * time.Second, MaxWait: 2 * time.Minute}
 
 // Client talks to one endpoint. It is safe for concurrent use.
 type Client struct {
@@ -55,6 +76,7 @@ type Client struct {
 	http      *http.Client
 	retry     RetryPolicy
 	info      time.Duration
+	maxBytes  int64
 }
 
 // New returns a client for cfg. A zero Retry means DefaultRetry; set
@@ -65,7 +87,13 @@ func New(cfg Config) *Client {
 	if strings.HasSuffix(base, "/v1") {
 		root, api = strings.TrimSuffix(base, "/v1"), base
 	}
-	c := &Client{root: root, api: api, apiKey: cfg.APIKey, http: cfg.HTTPClient, retry: cfg.Retry, info: cfg.InfoTimeout}
+	c := &Client{root: root, api: api, apiKey: cfg.APIKey, http: cfg.HTTPClient, retry: cfg.Retry, info: cfg.InfoTimeout, maxBytes: cfg.MaxResponseBytes}
+	switch {
+	case c.maxBytes == 0:
+		c.maxBytes = DefaultMaxResponseBytes
+	case c.maxBytes < 0:
+		c.maxBytes = 0
+	}
 	if c.http == nil {
 		c.http = &http.Client{}
 	}
@@ -104,26 +132,36 @@ func (c *Client) Complete(ctx context.Context, req CompletionRequest) (*Response
 	return c.do(ctx, c.root+"/completion", body, req.Stream, req.Timeout, nativeParser)
 }
 
-// do runs the request with bounded retries.
+// do runs the request, retrying what never reached the server (see Class)
+// within the retry policy; every retried try is listed in the result.
 func (c *Client) do(ctx context.Context, url string, body []byte, stream bool, timeout time.Duration, p parser) (*Response, error) {
 	delay := c.retry.Initial
+	var retries []Retry
+	var waited time.Duration
 	for try := 1; ; try++ {
 		resp, err := c.once(ctx, url, body, stream, timeout, p)
 		if err == nil {
-			resp.Tries = try
+			resp.Tries, resp.Retries = try, retries
 			return resp, nil
 		}
 		var me *Error
 		if !errors.As(err, &me) {
 			return nil, err // the caller's context ended
 		}
-		me.Tries = try
+		me.Tries, me.Retries = try, retries
 		if !me.retryable() || try > c.retry.MaxRetries {
 			return nil, me
 		}
 		// Full jitter around the exponential step keeps retries of many
-		// attempts from arriving together.
+		// attempts from arriving together; the server's word comes first.
 		wait := delay/2 + rand.N(delay/2+1)
+		wait = max(wait, me.RetryAfter)
+		if c.retry.MaxWait > 0 && waited+wait > c.retry.MaxWait {
+			me.Message = strings.TrimSpace(me.Message + fmt.Sprintf(" (retry budget of %s spent: %s waited, %s more asked)", c.retry.MaxWait, waited, wait))
+			return nil, me
+		}
+		retries = append(retries, Retry{At: time.Now().UTC(), Kind: me.Kind, Status: me.Status, Message: me.Error(), WaitSeconds: wait.Seconds()})
+		waited += wait
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -135,13 +173,57 @@ func (c *Client) do(ctx context.Context, url string, body []byte, stream bool, t
 	}
 }
 
+// delivery is what the transport saw of one request, to tell a request
+// that never reached the server from one that did.
+type delivery struct {
+	mu                     sync.Mutex
+	reused, wrote, gotByte bool
+}
+
+func (d *delivery) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn: func(i httptrace.GotConnInfo) {
+			d.mu.Lock()
+			d.reused = i.Reused
+			d.mu.Unlock()
+		},
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			d.mu.Lock()
+			d.wrote = d.wrote || i.Err == nil
+			d.mu.Unlock()
+		},
+		GotFirstResponseByte: func() {
+			d.mu.Lock()
+			d.gotByte = true
+			d.mu.Unlock()
+		},
+	}
+}
+
+// undelivered says whether a failed request can not have reached the
+// server: it was never written, or it was written on a reused keep-alive
+// connection that ended (EOF, reset) before any response byte — the
+// server had closed it while idle.
+func (d *delivery) undelivered(err error) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.wrote {
+		return true
+	}
+	if d.gotByte || !d.reused {
+		return false
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
 func (c *Client) once(parent context.Context, url string, body []byte, stream bool, timeout time.Duration, p parser) (*Response, error) {
 	ctx, cancel := parent, context.CancelFunc(func() {})
 	if timeout > 0 {
 		ctx, cancel = context.WithTimeoutCause(parent, timeout, errRequestTimeout)
 	}
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	var dl delivery
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, dl.trace()), http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, &Error{Kind: KindRequest, Message: "build request", Err: err}
 	}
@@ -155,17 +237,20 @@ func (c *Client) once(parent context.Context, url string, body []byte, stream bo
 	start := time.Now()
 	hresp, err := c.http.Do(hreq)
 	if err != nil {
+		if parent.Err() == nil && dl.undelivered(err) {
+			return nil, &Error{Kind: KindConnection, Message: "the request did not reach the server", Err: err}
+		}
 		return nil, transportError(parent, ctx, err, nil)
 	}
 	defer hresp.Body.Close()
 	if hresp.StatusCode != http.StatusOK {
 		data, _ := io.ReadAll(io.LimitReader(hresp.Body, 1<<20))
-		return nil, statusError(hresp.StatusCode, data)
+		return nil, statusError(hresp.StatusCode, hresp.Header, data)
 	}
 	mt, _, _ := mime.ParseMediaType(hresp.Header.Get("Content-Type"))
 	var resp *Response
 	if mt == "text/event-stream" {
-		resp, err = p.stream(hresp.Body, start)
+		resp, err = p.stream(hresp.Body, start, c.maxBytes)
 		if err != nil {
 			var me *Error
 			if errors.As(err, &me) && me.Kind == KindBrokenStream && me.Err != nil {
@@ -176,25 +261,32 @@ func (c *Client) once(parent context.Context, url string, body []byte, stream bo
 			return nil, err
 		}
 	} else {
-		data, err := io.ReadAll(hresp.Body)
+		rd := io.Reader(hresp.Body)
+		if c.maxBytes > 0 {
+			rd = io.LimitReader(hresp.Body, c.maxBytes+1)
+		}
+		data, err := io.ReadAll(rd)
 		if err != nil {
 			return nil, transportError(parent, ctx, err, nil)
 		}
-		resp, err = p.body(data)
-		if err != nil {
+		if c.maxBytes > 0 && int64(len(data)) > c.maxBytes {
+			// Cut: what came cannot be parsed, and the rest is not read.
+			resp = &Response{FinishReason: FinishLength, Cut: &Cut{Bytes: c.maxBytes, Reason: fmt.Sprintf("the response body passed the size cap of %d bytes", c.maxBytes)}}
+		} else if resp, err = p.body(data); err != nil {
 			return nil, err
 		}
 	}
 	resp.WallSeconds = time.Since(start).Seconds()
+	resp.checkMeasurement()
 	return resp, nil
 }
 
 var errRequestTimeout = errors.New("model request timeout")
 
-// transportError maps a transport failure: the caller's context ending is
-// returned as is (not a model error), the request timeout as KindTimeout,
-// anything else as a connection problem (or a broken stream when part of a
-// response had arrived).
+// transportError maps a transport failure after the request was delivered:
+// the caller's context ending is returned as is (not a model error), the
+// request timeout as KindTimeout, a stream that had begun as a broken
+// stream, anything else as a dropped connection.
 func transportError(parent, ctx context.Context, err error, partial *Response) error {
 	if parent.Err() != nil {
 		return fmt.Errorf("model request: %w", context.Cause(parent))
@@ -205,5 +297,5 @@ func transportError(parent, ctx context.Context, err error, partial *Response) e
 	if partial != nil {
 		return &Error{Kind: KindBrokenStream, Message: "stream broke off", Partial: partial, Err: err}
 	}
-	return &Error{Kind: KindConnection, Err: err}
+	return &Error{Kind: KindDropped, Message: "the connection ended after the request was sent, before any answer", Err: err}
 }

@@ -106,6 +106,7 @@ func sequence(t *testing.T, steps ...[2]string) (*httptest.Server, *atomic.Int32
 func TestRetries(t *testing.T) {
 	loading := [2]string{"503", errorBody(503, "unavailable_error", "Loading model")}
 	internal := [2]string{"500", errorBody(500, "server_error", "boom")}
+	busy := [2]string{"429", errorBody(429, "rate_limit_error", "too many requests")}
 	ok := [2]string{"200", okBody}
 	cases := []struct {
 		name     string
@@ -113,12 +114,14 @@ func TestRetries(t *testing.T) {
 		kind     Kind // "" = success
 		requests int32
 	}{
-		{"503 then 500 then success", [][2]string{loading, internal, ok}, "", 3},
+		{"503 then 429 then success", [][2]string{loading, busy, ok}, "", 3},
+		{"500 is never retried: the server had the request", [][2]string{internal, ok}, KindServer, 1},
 		{"always loading gives up after the retries", [][2]string{loading}, KindLoading, 4},
 		{"bad request is not retried", [][2]string{{"400", errorBody(400, "invalid_request_error", "bad")}}, KindRequest, 1},
 		{"overflow is not retried", [][2]string{{"400", `{"error":{"code":400,"message":"request (9 tokens) exceeds the available context size (8 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9,"n_ctx":8}}`}}, KindContextOverflow, 1},
 		{"vLLM-style overflow", [][2]string{{"400", errorBody(400, "BadRequestError", "This model's maximum context length is 8 tokens")}}, KindContextOverflow, 1},
-		{"non-JSON 502 is a server error", [][2]string{{"502", "<html>bad gateway</html>"}, ok}, "", 2},
+		{"non-JSON 502 is a server error, not retried", [][2]string{{"502", "<html>bad gateway</html>"}, ok}, KindServer, 1},
+		{"always busy gives up after the retries", [][2]string{busy}, KindBusy, 4},
 		{"200 with garbage is a bad response", [][2]string{{"200", "nope"}}, KindBadResponse, 1},
 	}
 	for _, tc := range cases {

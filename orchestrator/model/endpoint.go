@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 
 	"github.com/prometheus/common/expfmt"
 	pmodel "github.com/prometheus/common/model"
@@ -26,7 +27,8 @@ func (c *Client) small(parent context.Context, method, url string, body []byte) 
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	var dl delivery
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, dl.trace()), method, url, rd)
 	if err != nil {
 		return nil, &Error{Kind: KindRequest, Message: "build request", Err: err}
 	}
@@ -38,6 +40,9 @@ func (c *Client) small(parent context.Context, method, url string, body []byte) 
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if parent.Err() == nil && dl.undelivered(err) {
+			return nil, fmt.Errorf("%s %s: %w", method, url, &Error{Kind: KindConnection, Message: "the request did not reach the server", Err: err})
+		}
 		return nil, fmt.Errorf("%s %s: %w", method, url, transportError(parent, ctx, err, nil))
 	}
 	defer resp.Body.Close()
@@ -46,7 +51,7 @@ func (c *Client) small(parent context.Context, method, url string, body []byte) 
 		return nil, fmt.Errorf("%s %s: %w", method, url, transportError(parent, ctx, err, nil))
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s %s: %w", method, url, statusError(resp.StatusCode, data))
+		return nil, fmt.Errorf("%s %s: %w", method, url, statusError(resp.StatusCode, resp.Header, data))
 	}
 	return data, nil
 }

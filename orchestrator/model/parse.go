@@ -15,12 +15,16 @@ import (
 // parser decodes one endpoint's answers, whole or streamed.
 type parser struct {
 	body   func(data []byte) (*Response, error)
-	stream func(r io.Reader, start time.Time) (*Response, error)
+	stream func(r io.Reader, start time.Time, maxBytes int64) (*Response, error)
 }
 
 var (
-	chatParser   = parser{body: ParseChat, stream: func(r io.Reader, start time.Time) (*Response, error) { return readStream(r, start, false) }}
-	nativeParser = parser{body: ParseNative, stream: func(r io.Reader, start time.Time) (*Response, error) { return readStream(r, start, true) }}
+	chatParser = parser{body: ParseChat, stream: func(r io.Reader, start time.Time, maxBytes int64) (*Response, error) {
+		return readStream(r, start, false, maxBytes)
+	}}
+	nativeParser = parser{body: ParseNative, stream: func(r io.Reader, start time.Time, maxBytes int64) (*Response, error) {
+		return readStream(r, start, true, maxBytes)
+	}}
 )
 
 // UnmarshalJSON keeps the whole object in Raw besides the typed fields.
@@ -213,11 +217,13 @@ func (r *Response) generated() bool {
 
 // readStream decodes server-sent events into one Response, timing the
 // first and last generated token. Chat streams end with "data: [DONE]";
-// native /completion streams with a chunk whose "stop" is true.
-func readStream(r io.Reader, start time.Time, native bool) (*Response, error) {
+// native /completion streams with a chunk whose "stop" is true. With
+// maxBytes > 0 the generated text kept (and any one event) is bounded by
+// it: past it the stream is cut and returned as truncated.
+func readStream(r io.Reader, start time.Time, native bool, maxBytes int64) (*Response, error) {
 	acc := &streamAcc{resp: &Response{Stream: true}, calls: map[int]*ToolCall{}, args: map[int]*strings.Builder{}, start: start}
 	br := bufio.NewReaderSize(r, 64<<10)
-	var data []byte
+	var data, line []byte
 	dispatch := func() (done bool, err error) {
 		payload := bytes.TrimSpace(data)
 		data = data[:0]
@@ -234,7 +240,11 @@ func readStream(r io.Reader, start time.Time, native bool) (*Response, error) {
 		return false, acc.chat(payload)
 	}
 	for {
-		line, readErr := br.ReadBytes('\n')
+		var readErr error
+		line, readErr = readLine(br, line[:0], maxBytes)
+		if errors.Is(readErr, errLineTooLong) || (maxBytes > 0 && (acc.size > maxBytes || int64(len(data)+len(line)) > maxBytes)) {
+			return acc.cut(maxBytes), nil
+		}
 		trimmed := bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(trimmed) == 0 && len(line) > 0:
@@ -265,6 +275,26 @@ func readStream(r io.Reader, start time.Time, native bool) (*Response, error) {
 			}
 			return acc.end(readErr, false)
 		}
+		if maxBytes > 0 && acc.size > maxBytes {
+			return acc.cut(maxBytes), nil
+		}
+	}
+}
+
+var errLineTooLong = errors.New("event line longer than the response size cap")
+
+// readLine appends the next line (with its newline) to buf; a line longer
+// than limit (when positive) is not read further.
+func readLine(br *bufio.Reader, buf []byte, limit int64) ([]byte, error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		buf = append(buf, frag...)
+		if limit > 0 && int64(len(buf)) > limit {
+			return buf, errLineTooLong
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return buf, err
+		}
 	}
 }
 
@@ -276,8 +306,10 @@ type streamAcc struct {
 	args               map[int]*strings.Builder
 	calls              map[int]*ToolCall
 	chunks             int
-	start              time.Time
-	first, last        time.Time
+	// size is the generated text kept so far, in bytes.
+	size        int64
+	start       time.Time
+	first, last time.Time
 }
 
 func (a *streamAcc) token() {
@@ -316,13 +348,16 @@ func (a *streamAcc) chat(payload []byte) error {
 		got := false
 		if d := ch.Delta.Content; d != nil && *d != "" {
 			a.content.WriteString(*d)
+			a.size += int64(len(*d))
 			got = true
 		} else if ch.Text != nil && *ch.Text != "" {
 			a.content.WriteString(*ch.Text)
+			a.size += int64(len(*ch.Text))
 			got = true
 		}
 		if d := ch.Delta.ReasoningContent; d != nil && *d != "" {
 			a.reasoning.WriteString(*d)
+			a.size += int64(len(*d))
 			got = true
 		}
 		for i := range ch.Delta.ToolCalls {
@@ -343,7 +378,9 @@ func (a *streamAcc) chat(payload []byte) error {
 			if tc.Function.Name != "" {
 				c.Name += tc.Function.Name
 			}
-			a.args[idx].WriteString(tc.arguments())
+			args := tc.arguments()
+			a.args[idx].WriteString(args)
+			a.size += int64(len(args))
 			got = true
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
@@ -366,6 +403,7 @@ func (a *streamAcc) native(payload []byte) (bool, error) {
 	}
 	if w.Content != "" {
 		a.content.WriteString(w.Content)
+		a.size += int64(len(w.Content))
 		a.token()
 	}
 	if w.Stop {
@@ -400,6 +438,20 @@ func (a *streamAcc) partial() *Response {
 		a.resp.ClientDecodeSeconds = ptr(a.last.Sub(a.first).Seconds())
 	}
 	return a.resp
+}
+
+// cut ends a stream at the size cap: what arrived is kept, marked as cut
+// and finished by length; the server's counts never came, so they are
+// unknown (not the partial count of what was seen).
+func (a *streamAcc) cut(maxBytes int64) *Response {
+	r := a.partial()
+	if r == nil {
+		r = a.resp
+	}
+	r.FinishReason = FinishLength
+	r.Usage, r.Timings = nil, nil
+	r.Cut = &Cut{Bytes: maxBytes, Reason: fmt.Sprintf("the response passed the size cap of %d bytes", maxBytes)}
+	return r
 }
 
 // end finishes the stream: complete on its end marker, else a broken stream.

@@ -2,6 +2,8 @@ package model
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"time"
 )
 
@@ -137,6 +139,79 @@ type Response struct {
 	ClientDecodeSeconds *float64 `json:"client_decode_seconds"`
 	// Tries counts HTTP requests made for this response (1 = no retry).
 	Tries int `json:"tries"`
+	// Retries are the failed tries before this response (never reached
+	// the server: see Class), with the waits between them.
+	Retries []Retry `json:"retries,omitempty"`
+	// Cut is set when the client cut the response at its size cap; its
+	// token count and timings are then unknown.
+	Cut *Cut `json:"cut,omitempty"`
+	// Anomalies say why the server's figures of this response were
+	// rejected as implausible (negative or non-finite timings, a token
+	// count disagreeing with usage, zero decode time with tokens); the
+	// response's measurement is then unknown, never the implausible value.
+	Anomalies []string `json:"anomalies,omitempty"`
+}
+
+// Cut records a response cut at the client's size cap.
+type Cut struct {
+	Bytes  int64  `json:"bytes"`
+	Reason string `json:"reason"`
+}
+
+// Measured is whether the response's server figures can be used: not cut
+// and without anomalies.
+func (r *Response) Measured() bool { return r.Cut == nil && len(r.Anomalies) == 0 }
+
+// checkMeasurement records what makes the response's figures implausible.
+func (r *Response) checkMeasurement() {
+	var bad []string
+	count := func(name string, v *int64) {
+		if v != nil && *v < 0 {
+			bad = append(bad, fmt.Sprintf("%s is negative (%d)", name, *v))
+		}
+	}
+	ms := func(name string, v *float64) {
+		if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0) {
+			bad = append(bad, fmt.Sprintf("%s is negative or not finite (%v)", name, *v))
+		}
+	}
+	if t := r.Timings; t != nil {
+		count("timings.predicted_n", t.PredictedN)
+		count("timings.prompt_n", t.PromptN)
+		count("timings.cache_n", t.CacheN)
+		count("timings.draft_n", t.DraftN)
+		count("timings.draft_n_accepted", t.DraftNAccepted)
+		ms("timings.predicted_ms", t.PredictedMS)
+		ms("timings.prompt_ms", t.PromptMS)
+		if t.PredictedN != nil && t.PredictedMS != nil && *t.PredictedN > 0 && *t.PredictedMS == 0 {
+			bad = append(bad, fmt.Sprintf("timings.predicted_ms is 0 with %d tokens generated", *t.PredictedN))
+		}
+		if t.PredictedN != nil && r.Usage != nil && r.Usage.CompletionTokens != *t.PredictedN {
+			bad = append(bad, fmt.Sprintf("usage.completion_tokens %d disagrees with timings.predicted_n %d", r.Usage.CompletionTokens, *t.PredictedN))
+		}
+	}
+	if u := r.Usage; u != nil {
+		count("usage.completion_tokens", &u.CompletionTokens)
+		count("usage.prompt_tokens", &u.PromptTokens)
+	}
+	if r.ClientDecodeSeconds != nil {
+		ms("client decode seconds", r.ClientDecodeSeconds)
+	}
+	r.Anomalies = bad
+}
+
+// SpentTokens is a lower bound of what the response generated, for
+// budgets: the largest non-negative count the server gave, whether or not
+// the measurement was accepted, so that a budget never counts backwards.
+func (r *Response) SpentTokens() int64 {
+	var n int64
+	if r.Timings != nil && r.Timings.PredictedN != nil {
+		n = max(n, *r.Timings.PredictedN)
+	}
+	if r.Usage != nil {
+		n = max(n, r.Usage.CompletionTokens)
+	}
+	return n
 }
 
 // Message returns the assistant message to append to the conversation.
@@ -146,8 +221,12 @@ func (r *Response) Message() Message {
 
 // OutputTokens is the number of generated tokens the server reported:
 // timings.predicted_n when present (it includes reasoning and tool-call
-// syntax), else usage.completion_tokens. ok is false when neither was sent.
+// syntax), else usage.completion_tokens. ok is false when neither was sent
+// or the response's measurement was rejected (see Measured).
 func (r *Response) OutputTokens() (n int64, ok bool) {
+	if !r.Measured() {
+		return 0, false
+	}
 	if r.Timings != nil && r.Timings.PredictedN != nil {
 		return *r.Timings.PredictedN, true
 	}
@@ -174,6 +253,9 @@ func (r *Response) DecodeSeconds() (seconds float64, server bool) {
 // SequenceTokens is prompt plus output tokens of this response (the context
 // it occupied), from timings when present, else usage; ok false if unknown.
 func (r *Response) SequenceTokens() (n int64, ok bool) {
+	if !r.Measured() {
+		return 0, false
+	}
 	if t := r.Timings; t != nil && t.PromptN != nil && t.PredictedN != nil {
 		n = *t.PromptN + *t.PredictedN
 		if t.CacheN != nil {

@@ -1,0 +1,84 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Counters are the server's cumulative generation counters as one /metrics
+// read gave them. A counter the server does not export is nil. Read
+// before and after an attempt, their difference is what the server itself
+// generated meanwhile, failed and retried responses included.
+type Counters struct {
+	// Start and End bracket the read: the counters hold at some instant
+	// between them.
+	Start, End       time.Time
+	GeneratedTokens  *float64
+	GeneratedSeconds *float64
+	PromptTokens     *float64
+	PromptSeconds    *float64
+}
+
+// counterNames are the names each counter has had across llama-server
+// builds, after the namespace ("llamacpp:", "llamacpp_") is taken off. The
+// per-scrape rate gauges (predicted_tokens_seconds, prompt_tokens_seconds)
+// are deliberately absent: they are reset by every read.
+var counterNames = map[string][]string{
+	"generated_tokens":  {"tokens_predicted_total", "n_tokens_predicted_total", "predicted_tokens_total", "tokens_predicted"},
+	"generated_seconds": {"tokens_predicted_seconds_total", "predicted_seconds_total", "tokens_predicted_seconds"},
+	"prompt_tokens":     {"prompt_tokens_total", "n_prompt_tokens_processed_total", "prompt_tokens_processed_total"},
+	"prompt_seconds":    {"prompt_seconds_total", "prompt_tokens_seconds_total"},
+}
+
+// baseName strips a metric name's namespace: "llamacpp:tokens_predicted_total"
+// and "llamacpp_tokens_predicted_total" both become "tokens_predicted_total".
+func baseName(name string) string {
+	if i := strings.LastIndexByte(name, ':'); i >= 0 {
+		return name[i+1:]
+	}
+	return strings.TrimPrefix(name, "llamacpp_")
+}
+
+// CountersFrom picks the generation counters out of a parsed /metrics.
+func CountersFrom(m map[string]float64) Counters {
+	byBase := make(map[string]float64, len(m))
+	for name, v := range m {
+		byBase[baseName(name)] = v
+	}
+	pick := func(key string) *float64 {
+		for _, n := range counterNames[key] {
+			if v, ok := byBase[n]; ok {
+				return &v
+			}
+		}
+		return nil
+	}
+	return Counters{
+		GeneratedTokens: pick("generated_tokens"), GeneratedSeconds: pick("generated_seconds"),
+		PromptTokens: pick("prompt_tokens"), PromptSeconds: pick("prompt_seconds"),
+	}
+}
+
+// Counters reads /metrics once (bounded by the identity timeout). An
+// endpoint without /metrics (llama-server without --metrics, vLLM without
+// its exporter, a hosted API) gives an error: the caller records null.
+func (c *Client) Counters(ctx context.Context) (*Counters, error) {
+	start := time.Now()
+	data, err := c.get(ctx, c.root+"/metrics")
+	if err != nil {
+		return nil, err
+	}
+	m, err := ParseMetrics(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s/metrics: %w", c.root, err)
+	}
+	out := CountersFrom(m)
+	out.Start, out.End = start, time.Now()
+	if out.GeneratedTokens == nil {
+		return nil, fmt.Errorf("GET %s/metrics: no generated-token counter (looked for %s)", c.root, strings.Join(counterNames["generated_tokens"], ", "))
+	}
+	return &out, nil
+}
