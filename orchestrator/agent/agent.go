@@ -8,6 +8,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -79,7 +80,7 @@ type Loop struct {
 	setup bool
 
 	// The wall-time and generated-token budgets are read from the meter
-	// (taskSeconds, outputTokens); tool calls are counted here because
+	// (taskSeconds, spent); tool calls are counted here because
 	// the meter counts only those that ran to a result.
 	usedCalls int
 	meter     meter
@@ -179,7 +180,7 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
 		}
 		params := l.cfg.Params
 		if b.GeneratedTokens > 0 {
-			left := b.GeneratedTokens - l.meter.outputTokens
+			left := b.GeneratedTokens - l.meter.spent
 			if left <= 0 {
 				stop(turn, runstore.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
 				return nil
@@ -201,28 +202,18 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
 		resp, err := l.cfg.Model.Chat(wctx, model.Request{Model: l.cfg.ModelName, Messages: l.msgs, Tools: Tools, ToolChoice: "auto", Params: params, Stream: !l.cfg.NoStream})
 		modelTime := time.Since(stepStart)
 		if err != nil {
-			kind := ""
-			var me *model.Error
-			if errors.As(err, &me) {
-				kind = string(me.Kind)
-			}
-			l.tr.write(Event{Kind: EventModelError, Phase: turn.Phase, Seq: l.seq, Error: err.Error(), ErrorKind: kind})
-			switch {
-			case ctx.Err() != nil:
+			l.modelFailed(ctx, wctx, turn, err)
+			if ctx.Err() != nil {
 				return ctx.Err()
-			case errors.Is(context.Cause(wctx), errWallTime):
-				stop(turn, runstore.TermWallTimeLimit, "wall-time budget of %s ran out during a model response (its tokens are not counted)", b.WallTime)
-			default:
-				stop(turn, runstore.TermModelError, "%v", err)
-				turn.ModelErrorKind = kind
 			}
 			return nil
 		}
 		turn.Responses++
 		turn.FinishReasons = append(turn.FinishReasons, resp.FinishReason)
-		// The meter sums every reported output token count, also when some
-		// response reported none (its total is then unknown, but what is
-		// known still counts against the budget).
+		// The meter sums every reported output token count; the budget
+		// also counts what some response reported implausibly (its total
+		// is then unknown, but what is known still counts against the
+		// budget).
 		l.meter.add(resp)
 		// A call without an id (some servers omit it) gets one, so that its
 		// answer can refer to it.
@@ -231,15 +222,25 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
 				resp.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", l.seq, i)
 			}
 		}
-		msg := resp.Message()
+		budgetHit := b.GeneratedTokens > 0 && l.meter.spent >= b.GeneratedTokens
+		// A response its cap ended inside a tool call holds no usable
+		// step: the call is cut (its arguments are invalid JSON, or
+		// complete only by chance) and is never executed, nor sent back
+		// (llama-server would reject every later request). The transcript
+		// keeps it as it came.
+		cutCall := resp.FinishReason == model.FinishLength && len(resp.ToolCalls) > 0
+		msg := conversationMessage(resp, cutCall)
 		l.msgs = append(l.msgs, msg)
 		l.tr.write(Event{Kind: EventResponse, Phase: turn.Phase, Seq: l.seq, Response: resp})
 
-		budgetHit := b.GeneratedTokens > 0 && l.meter.outputTokens >= b.GeneratedTokens
-		if len(resp.ToolCalls) == 0 {
+		if len(resp.ToolCalls) == 0 || cutCall {
 			switch {
 			case resp.FinishReason == model.FinishLength && budgetHit:
 				stop(turn, runstore.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
+			case resp.Cut != nil:
+				stop(turn, runstore.TermOutputTruncated, "a response was cut at the size cap: %s", resp.Cut.Reason)
+			case cutCall:
+				stop(turn, runstore.TermOutputTruncated, "a response hit its output cap of %d tokens inside a tool call (%s); the call was not run", params.MaxTokens, resp.ToolCalls[len(resp.ToolCalls)-1].Name)
 			case resp.FinishReason == model.FinishLength:
 				stop(turn, runstore.TermOutputTruncated, "a response hit its output cap of %d tokens without a usable step", params.MaxTokens)
 			default:
@@ -312,6 +313,64 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
 			return nil
 		}
 	}
+}
+
+// modelFailed ends the turn on a failed model call by the one
+// classification rule (model.Class): what never reached the server ends as
+// model_error of an unavailable kind (the runner sets the attempt aside as
+// an infrastructure failure); a response the server failed after taking
+// the request ends as server_error, scored, its tokens unknown; the arm's
+// own doing ends as model_error, scored. A response the wall-time budget
+// cut has unknown tokens too.
+func (l *Loop) modelFailed(ctx, wctx context.Context, turn *runstore.Turn, err error) {
+	b := l.cfg.Budgets
+	ev := Event{Kind: EventModelError, Phase: turn.Phase, Seq: l.seq, Error: err.Error()}
+	var me *model.Error
+	if errors.As(err, &me) {
+		ev.ErrorKind, ev.ErrorClass = string(me.Kind), string(me.Class())
+		ev.Retries, ev.Response = me.Retries, me.Partial
+	}
+	l.tr.write(ev)
+	switch {
+	case ctx.Err() != nil:
+	case errors.Is(context.Cause(wctx), errWallTime):
+		l.meter.unknown()
+		stop(turn, runstore.TermWallTimeLimit, "wall-time budget of %s ran out during a model response (its tokens are unknown)", b.WallTime)
+	case me == nil:
+		// Not a model error and not a context: cannot happen with
+		// model.Client; treat it as the server's failure.
+		l.meter.unknown()
+		stop(turn, runstore.TermServerError, "%v", err)
+	case me.Class() == model.ClassServerFailed:
+		l.meter.unknown()
+		stop(turn, runstore.TermServerError, "%v", err)
+		turn.ModelErrorKind = string(me.Kind)
+	default: // ClassUnavailable, ClassArm
+		stop(turn, runstore.TermModelError, "%v", err)
+		turn.ModelErrorKind = string(me.Kind)
+	}
+}
+
+// conversationMessage is the assistant message as the conversation sent to
+// the server carries it: without the calls of a cut response, and with
+// arguments that are not valid JSON replaced by {} (the call still gets
+// its tool error; llama-server rejects a conversation holding invalid
+// tool-call JSON with a 500 on every later request).
+func conversationMessage(resp *model.Response, dropCalls bool) model.Message {
+	msg := resp.Message()
+	if dropCalls {
+		msg.ToolCalls = nil
+		return msg
+	}
+	calls := make([]model.ToolCall, len(msg.ToolCalls))
+	copy(calls, msg.ToolCalls)
+	for i := range calls {
+		if a := calls[i].Arguments; a != "" && !json.Valid([]byte(a)) {
+			calls[i].Arguments = "{}"
+		}
+	}
+	msg.ToolCalls = calls
+	return msg
 }
 
 // answer appends the tool message for a call and records it.

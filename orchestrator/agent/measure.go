@@ -11,10 +11,17 @@ import (
 // "Measurements"). A figure some response did not report makes the sum
 // unknown (nil), never a partial number passed off as the whole.
 type meter struct {
-	responses              int
-	outputTokens           int64
-	outputKnown            bool
-	decodeSeconds          float64
+	responses     int
+	outputTokens  int64
+	outputKnown   bool
+	decodeSeconds float64
+	decodeKnown   bool
+	// spent is what the budget counts: every non-negative count the
+	// server gave, accepted as a measurement or not (see
+	// model.Response.SpentTokens), so that it never counts backwards.
+	spent                  int64
+	unknowns               int
+	anomalies              []string
 	promptTokens, cached   int64
 	promptSeconds          float64
 	promptKnown, cacheKnow bool
@@ -29,12 +36,28 @@ type meter struct {
 }
 
 func (m *meter) init() {
-	m.outputKnown, m.promptKnown, m.cacheKnow = true, true, true
+	m.outputKnown, m.decodeKnown, m.promptKnown, m.cacheKnow = true, true, true, true
 	m.finish = map[string]int{}
+}
+
+// unknown records a response whose figures are unknown (failed after
+// delivery, or cut by the wall-time budget): the server may have generated
+// any number of tokens, so the sums are unknown, never the partial sum of
+// the others.
+func (m *meter) unknown() {
+	m.unknowns++
+	m.outputKnown, m.decodeKnown, m.promptKnown, m.cacheKnow = false, false, false, false
 }
 
 func (m *meter) add(r *model.Response) {
 	m.responses++
+	m.spent += r.SpentTokens()
+	m.anomalies = append(m.anomalies, r.Anomalies...)
+	if !r.Measured() {
+		m.unknown()
+		m.finish[finishKey(r.FinishReason)]++
+		return
+	}
 	// A response that reported no output token count makes the attempt's
 	// count unknown: adding 0 for it would understate the tokens while its
 	// decode seconds still count, a decode TPS lower than the truth.
@@ -74,16 +97,18 @@ func (m *meter) add(r *model.Response) {
 		m.draftN += *t.DraftN
 		m.draftAccepted += *t.DraftNAccepted
 	}
-	reason := r.FinishReason
+	m.finish[finishKey(r.FinishReason)]++
+}
+
+func finishKey(reason string) string {
 	if reason == "" {
-		reason = "none"
+		return "none"
 	}
-	m.finish[reason]++
+	return reason
 }
 
 func (m *meter) result() *runstore.Measurements {
 	out := &runstore.Measurements{
-		DecodeSeconds: ptr(m.decodeSeconds),
 		TaskSeconds:   m.taskSeconds,
 		ToolCalls:     m.toolCalls,
 		ToolErrors:    m.toolErrors,
@@ -93,6 +118,11 @@ func (m *meter) result() *runstore.Measurements {
 	if m.outputKnown {
 		out.NativeOutputTokens = ptr(m.outputTokens)
 	}
+	if m.decodeKnown {
+		out.DecodeSeconds = ptr(m.decodeSeconds)
+	}
+	out.UnknownResponses = m.unknowns
+	out.Anomalies = append([]string(nil), m.anomalies...)
 	for k, v := range m.finish {
 		out.FinishReasons[k] = v
 	}

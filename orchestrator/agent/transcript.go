@@ -38,13 +38,19 @@ type Event struct {
 	MessageCount int           `json:"message_count,omitempty"`
 	MaxTokens    int           `json:"max_tokens,omitempty"`
 	Setup        *RequestSetup `json:"setup,omitempty"`
-	// Response is the whole response with timings (response).
+	// Response is the whole response with timings (response), or what a
+	// failed stream delivered before it broke (model_error).
 	Response *model.Response `json:"response,omitempty"`
 	// Tool is one tool call and its result (tool).
 	Tool *ToolEvent `json:"tool,omitempty"`
 	// Error describes a failed model call (model_error) or a stop.
 	Error     string `json:"error,omitempty"`
 	ErrorKind string `json:"error_kind,omitempty"`
+	// ErrorClass is the kind's class (model.Class) on a model_error.
+	ErrorClass string `json:"error_class,omitempty"`
+	// Retries are the failed tries before a model_error (a response
+	// lists its own).
+	Retries []model.Retry `json:"retries,omitempty"`
 	// Turn is the phase's record (phase_end).
 	Turn *runstore.Turn `json:"turn,omitempty"`
 }

@@ -155,6 +155,11 @@ func (c *Client) do(ctx context.Context, url string, body []byte, stream bool, t
 		// Full jitter around the exponential step keeps retries of many
 		// attempts from arriving together; the server's word comes first.
 		wait := delay/2 + rand.N(delay/2+1)
+		if me.stale {
+			// A keep-alive connection the server had closed says nothing
+			// about the server: the next try goes out at once, fresh.
+			wait = 0
+		}
 		wait = max(wait, me.RetryAfter)
 		if c.retry.MaxWait > 0 && waited+wait > c.retry.MaxWait {
 			me.Message = strings.TrimSpace(me.Message + fmt.Sprintf(" (retry budget of %s spent: %s waited, %s more asked)", c.retry.MaxWait, waited, wait))
@@ -216,6 +221,13 @@ func (d *delivery) undelivered(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
+// stale says whether the request was lost on a reused connection.
+func (d *delivery) stale() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.reused && d.wrote
+}
+
 func (c *Client) once(parent context.Context, url string, body []byte, stream bool, timeout time.Duration, p parser) (*Response, error) {
 	ctx, cancel := parent, context.CancelFunc(func() {})
 	if timeout > 0 {
@@ -238,7 +250,7 @@ func (c *Client) once(parent context.Context, url string, body []byte, stream bo
 	hresp, err := c.http.Do(hreq)
 	if err != nil {
 		if parent.Err() == nil && dl.undelivered(err) {
-			return nil, &Error{Kind: KindConnection, Message: "the request did not reach the server", Err: err}
+			return nil, &Error{Kind: KindConnection, Message: "the request did not reach the server", Err: err, stale: dl.stale()}
 		}
 		return nil, transportError(parent, ctx, err, nil)
 	}

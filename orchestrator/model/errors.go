@@ -72,6 +72,9 @@ type Error struct {
 	Retries []Retry
 	// Err is the underlying transport error, if any.
 	Err error
+	// stale marks a request lost on a reused keep-alive connection the
+	// server had closed: retried at once.
+	stale bool
 }
 
 // Retry is one failed try that was retried, as the transcript records it.

@@ -33,6 +33,7 @@ const (
 	TermToolCallLimit       Termination = "tool_call_limit"
 	TermOutputTruncated     Termination = "output_truncated"
 	TermModelError          Termination = "model_error"
+	TermServerError         Termination = "server_error"
 	TermSandboxError        Termination = "sandbox_error"
 )
 
@@ -81,6 +82,31 @@ type Attempt struct {
 	ArmUnchanged *bool `json:"arm_unchanged"`
 	// Error explains an infrastructure failure or an interruption.
 	Error string `json:"error,omitempty"`
+	// ServerCounters are the endpoint's own /metrics counters moved during
+	// the attempt; null when the endpoint serves none.
+	ServerCounters *CounterDelta `json:"server_counters,omitempty"`
+}
+
+// CounterDelta is what the server's cumulative counters moved between a
+// /metrics read before the attempt's first request and one after its last.
+// It covers every request of the window, failed and retried ones too, and
+// whatever else the server did meanwhile: it is the attempt's own exactly
+// when no other attempt on the same server overlapped the window (the
+// report decides that from the windows of all attempts).
+type CounterDelta struct {
+	// Endpoint is the server root read.
+	Endpoint string `json:"endpoint"`
+	// WindowStart is when the before-read began, WindowEnd when the
+	// after-read ended: the counters moved inside this window.
+	WindowStart time.Time `json:"window_start"`
+	WindowEnd   time.Time `json:"window_end"`
+	// Each figure is null when the server does not export it.
+	GeneratedTokens  *int64   `json:"generated_tokens"`
+	GeneratedSeconds *float64 `json:"generated_seconds"`
+	PromptTokens     *int64   `json:"prompt_tokens"`
+	PromptSeconds    *float64 `json:"prompt_seconds"`
+	// ReadSeconds is what the two reads cost.
+	ReadSeconds float64 `json:"read_seconds"`
 }
 
 // EndpointInfo is what the model endpoint said about itself.
@@ -142,9 +168,11 @@ type Turn struct {
 	LastTest      *SelfCheck `json:"last_test"`
 	LastTypecheck *SelfCheck `json:"last_typecheck"`
 	Error         string     `json:"error,omitempty"`
-	// ModelErrorKind classifies a model_error termination (connection,
-	// loading, server_error, timeout, context_overflow, request_error, ...):
-	// the runner tells an endpoint that was down from one that answered.
+	// ModelErrorKind is the kind of the failed model call that ended a
+	// model_error or server_error turn (connection, loading, busy,
+	// server_error, broken_stream, dropped, timeout, context_overflow,
+	// request_error, ...); its class (model.Kind.Class) is the one rule
+	// that decides retried, scored or infrastructure.
 	ModelErrorKind string `json:"model_error_kind,omitempty"`
 }
 
@@ -185,6 +213,12 @@ type Measurements struct {
 	FinishReasons     map[string]int `json:"finish_reasons"`
 	DraftTokens       *int64         `json:"draft_tokens"`
 	DraftAccepted     *int64         `json:"draft_accepted"`
+	// UnknownResponses counts responses whose figures are unknown: failed
+	// after delivery, cut by a budget or the size cap, or rejected as
+	// implausible. Any of them makes the token and decode sums null.
+	UnknownResponses int `json:"unknown_responses,omitempty"`
+	// Anomalies say why responses' server figures were rejected.
+	Anomalies []string `json:"anomalies,omitempty"`
 	// TimingsSource is "server" when every figure came from server timings,
 	// "client" when the client measured decode time itself, "mixed" otherwise
 	// ("none" for an attempt without responses).

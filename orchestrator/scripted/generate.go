@@ -15,7 +15,17 @@ type output struct {
 	Calls     []call
 	// Delay is extra time the response takes (the stall script).
 	Delay time.Duration
+	// Garble makes the response fail after it was generated, as
+	// llama-server does when its parser rejects the output (invalid
+	// UTF-8): HTTP 500 without content, usage or timings; streamed, the
+	// deltas and then an in-band error event, no [DONE]. The tokens are
+	// counted in /metrics like a success's.
+	Garble bool
 }
+
+// garbleMessage is llama-server's error text for output its parser rejects
+// (shared/wire/llama-server/responses/fault_500_nonstream.json).
+const garbleMessage = "The model produced output that does not match the expected peg-native format"
 
 type call struct {
 	Name string
@@ -26,6 +36,8 @@ type call struct {
 type scriptError struct {
 	status int
 	body   apiErrorBody
+	// retryAfter is sent as the Retry-After header when set.
+	retryAfter string
 }
 
 // Token kinds of a generated sequence.
@@ -67,6 +79,7 @@ func callSyntax(c call) (prefix, suffix string) {
 // server's parser leaves it.
 func (s *Server) generate(out *output, limit int) *generation {
 	g := &generation{}
+	var prefixEnd []int // per call: tokens generated once its name is out
 	for _, p := range Pieces(out.Reasoning) {
 		g.tokens = append(g.tokens, token{kind: tokReasoning, text: p})
 	}
@@ -78,6 +91,7 @@ func (s *Server) generate(out *output, limit int) *generation {
 		for _, p := range Pieces(pre) {
 			g.tokens = append(g.tokens, token{kind: tokSyntax, text: p, call: i})
 		}
+		prefixEnd = append(prefixEnd, len(g.tokens))
 		for _, p := range Pieces(c.Args) {
 			g.tokens = append(g.tokens, token{kind: tokArgs, text: p, call: i})
 		}
@@ -88,10 +102,27 @@ func (s *Server) generate(out *output, limit int) *generation {
 	}
 	switch {
 	case limit >= 0 && len(g.tokens) > limit:
+		// As llama-server: a call whose name was out when the cap hit is
+		// returned with the arguments generated so far (invalid JSON, as
+		// in fault_toolcall_truncated); the syntax of a call cut before
+		// its name is plain content.
 		g.tokens = g.tokens[:limit]
-		g.calls = nil
+		kept := 0
+		for kept < len(prefixEnd) && prefixEnd[kept] <= limit {
+			kept++
+		}
+		g.calls = g.calls[:kept]
+		for i := range g.calls {
+			var b strings.Builder
+			for _, t := range g.tokens {
+				if t.kind == tokArgs && t.call == i {
+					b.WriteString(t.text)
+				}
+			}
+			g.calls[i].args = b.String()
+		}
 		for i := range g.tokens {
-			if g.tokens[i].kind == tokArgs || g.tokens[i].kind == tokSyntax {
+			if (g.tokens[i].kind == tokArgs || g.tokens[i].kind == tokSyntax) && g.tokens[i].call >= kept {
 				g.tokens[i].kind = tokContent
 			}
 		}
@@ -194,9 +225,12 @@ func (s *Server) timingsFor(promptN, cacheN, predictedN int, g *generation) (*ti
 		t.PromptPerTokenMS = t.PromptMS / float64(promptN)
 		t.PromptPerSecond = 1e3 / t.PromptMS * float64(promptN)
 	}
-	if predictedN > 0 && dus > 0 {
-		t.PredictedPerTokenMS = t.PredictedMS / float64(predictedN)
-		t.PredictedPerSecond = 1e3 / t.PredictedMS * float64(predictedN)
+	// llama-server's generation rates leave out the first token (it comes
+	// with the prompt's last decode): (n-1)/ms, as in every capture; the
+	// decode TPS evalctl reports is n/ms.
+	if predictedN > 1 && dus > 0 {
+		t.PredictedPerTokenMS = t.PredictedMS / float64(predictedN-1)
+		t.PredictedPerSecond = 1e3 / t.PredictedMS * float64(predictedN-1)
 	}
 	if g != nil && g.draft != nil {
 		t.DraftN, t.DraftNAccepted = &g.draft[0], &g.draft[1]
@@ -252,6 +286,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, "invalid_request_error", err.Error())
 		return
 	}
+	// llama-server renders the conversation through its template, which
+	// parses every tool call's arguments: invalid JSON is a 500 before any
+	// generation, as plain JSON even for a stream.
+	if msg := invalidToolArgs(&req); msg != "" {
+		writeError(w, 500, "server_error", msg)
+		return
+	}
 	prompt := Pieces(renderPrompt(&req))
 	caps := []*int{req.MaxTokens, req.MaxCompletionTokens, req.NPredict}
 	limit := outputLimit(caps, s.cfg.CtxSize-len(prompt))
@@ -269,6 +310,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		serr = overflowError(len(prompt), s.cfg.CtxSize)
 	}
 	if serr != nil {
+		if serr.retryAfter != "" {
+			w.Header().Set("Retry-After", serr.retryAfter)
+		}
 		writeJSON(w, serr.status, apiError{Error: serr.body})
 		return
 	}
@@ -295,6 +339,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		s.account(t, pus, dus, g.steps, g)
+		if out.Garble {
+			writeError(w, 500, "server_error", garbleMessage)
+			return
+		}
 		finish := g.finish
 		msg := &outMsg{Role: "assistant", Content: g.text(tokContent), ReasoningContent: g.text(tokReasoning)}
 		for _, c := range g.calls {
@@ -310,10 +358,32 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	// Counted when the last token is generated, before the final chunks go
 	// out, as llama-server updates its metrics when the task completes.
-	sent, err := s.stream(w, r, &req, &resp, g, t, pus, func() { s.account(t, pus, dus, g.steps, g) })
+	sent, err := s.stream(w, r, &req, &resp, g, t, pus, out.Garble, func() { s.account(t, pus, dus, g.steps, g) })
 	if err != nil && sent < len(g.tokens) {
 		s.accountPartial(t, g, sent, pus)
 	}
+	// llama-server closes the connection right after every streamed
+	// response (shared/wire/llama-server/responses/keepalive_probe.txt).
+	if st := connOf(r); st != nil {
+		st.streamed.Store(true)
+	}
+}
+
+// invalidToolArgs is llama-server's error for a conversation holding a
+// tool call whose arguments are not JSON; "" when there is none.
+func invalidToolArgs(req *chatRequest) string {
+	for _, m := range req.Messages {
+		for _, tc := range m.ToolCalls {
+			a := tc.Function.Arguments
+			if a == "" || json.Valid([]byte(a)) {
+				continue
+			}
+			var v any
+			err := json.Unmarshal([]byte(a), &v)
+			return fmt.Sprintf("Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error: %v", err)
+		}
+	}
+	return ""
 }
 
 // accountPartial counts a response whose client went away: llama-server
@@ -355,7 +425,7 @@ func (c *chunkWriter) flush() {
 // chunk, a usage+timings chunk when include_usage, then [DONE]. It returns
 // how many tokens were generated before a failure; generated is called once
 // the last token is.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest, base *chatResponse, g *generation, t *timings, pus int64, generated func()) (int, error) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest, base *chatResponse, g *generation, t *timings, pus int64, garble bool, generated func()) (int, error) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(200)
@@ -418,6 +488,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 		}
 	}
 	generated()
+	if garble {
+		// The in-band error is the last event: no finish chunk, no usage
+		// or timings, no [DONE] (fault_500_stream.sse).
+		cw.event(apiError{Error: apiErrorBody{Code: 500, Message: garbleMessage, Type: "server_error"}})
+		cw.flush()
+		return len(g.tokens), cw.err
+	}
 	finish := g.finish
 	last := chunk(&outDelta{}, &finish)
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {

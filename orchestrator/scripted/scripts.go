@@ -139,12 +139,22 @@ func (s *Server) respond(req *chatRequest, promptTokens, limit int) (*output, *s
 		case 1:
 			return nil, &scriptError{status: 503, body: apiErrorBody{Code: 503, Type: "unavailable_error", Message: "Loading model"}}
 		case 2:
-			return nil, &scriptError{status: 500, body: apiErrorBody{Code: 500, Type: "server_error", Message: "scripted: transient failure"}}
+			return nil, &scriptError{status: 429, body: apiErrorBody{Code: 429, Type: "rate_limit_error", Message: "scripted: too many requests"}, retryAfter: "0"}
 		}
 		if c.step == 0 {
 			return think(&output{Calls: []call{{Name: toolListFiles, Args: `{"path": "."}`}}}, "Let me look around."), nil
 		}
 		return think(&output{Content: "The server was flaky but I got through; handing over."}, "Done."), nil
+	case name == "garble":
+		// llama-server's 500 after generating (fault_500_*): the first
+		// response is generated and then fails, every time (fixed seed).
+		return think(&output{Content: "Let me start by looking at " + filler(48), Garble: true}, "I will look at the files."), nil
+	case name == "cutcall":
+		// A write_file call whose arguments the output cap cuts
+		// (fault_toolcall_truncated): the call comes back with invalid
+		// JSON arguments and finish_reason length.
+		return think(&output{Calls: []call{{Name: toolWriteFile, Args: jsonArgs(map[string]any{"path": "notes.txt", "content": filler(min(limit, 1<<20) + 1)})}}},
+			"I will write everything down in one go."), nil
 	case name == "overflow":
 		return nil, overflowError(promptTokens+s.cfg.CtxSize, s.cfg.CtxSize)
 	case name == "busy":

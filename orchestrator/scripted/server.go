@@ -13,6 +13,7 @@
 package scripted
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -69,6 +70,13 @@ type Config struct {
 	// BuildInfo is reported as /props build_info (default
 	// "evalctl-scripted"); evalctl passes its version.
 	BuildInfo string
+	// DropAfterStream reproduces llama-server's keep-alive behaviour
+	// (shared/wire/llama-server/responses/keepalive_probe.txt): a
+	// connection that carried a streamed response is dead, and a request
+	// sent on it gets EOF without a response byte. The scripted server
+	// keeps such a connection open until the next request arrives, so the
+	// client deterministically reuses it.
+	DropAfterStream bool
 }
 
 // ModelPath is what /props and /v1/models report as the loaded model.
@@ -181,7 +189,10 @@ func (s *Server) Start() error {
 		return fmt.Errorf("scripted server: listen %s: %w", addr, err)
 	}
 	s.ln = ln
-	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, &connState{})
+		}}
 	s.started = time.Now()
 	go s.http.Serve(ln)
 	s.log.Printf("main: server is listening on http://%s - starting the main loop", ln.Addr())
@@ -216,6 +227,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log.Printf("srv  log_server_r: request: %s %s %s %d", r.Method, r.URL.Path, r.RemoteAddr, rec.status)
 	}()
 	w = rec
+	if st := connOf(r); s.cfg.DropAfterStream && st != nil && st.streamed.Load() {
+		rec.status = 0
+		r.Body.Close()
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			conn.Close()
+		}
+		return
+	}
 	w.Header().Set("Server", "llama.cpp")
 	if s.loading() {
 		writeError(w, http.StatusServiceUnavailable, "unavailable_error", "Loading model")
@@ -244,6 +263,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, 404, "not_found_error", "File Not Found")
 	}
+}
+
+type connKey struct{}
+
+// connState is what the server remembers of one connection.
+type connState struct {
+	// streamed is set once a streamed response went out on it.
+	streamed atomic.Bool
+}
+
+func connOf(r *http.Request) *connState {
+	st, _ := r.Context().Value(connKey{}).(*connState)
+	return st
+}
+
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if h, ok := r.ResponseWriter.(http.Hijacker); ok {
+		return h.Hijack()
+	}
+	return nil, nil, errors.New("not hijackable")
 }
 
 type statusRecorder struct {
@@ -278,7 +317,7 @@ func decodeBody(r *http.Request, v any) error {
 
 // scriptNames are the model names the server answers to, besides
 // "control:<name>".
-var scriptNames = []string{"reference", "flawed", "noop", "truncate", "malformed", "stall", "flaky", "overflow", "runaway", "busy"}
+var scriptNames = []string{"reference", "flawed", "noop", "truncate", "cutcall", "malformed", "garble", "stall", "flaky", "overflow", "runaway", "busy"}
 
 // Models lists the model names the server answers to, control:<name> last,
 // for people choosing one.
