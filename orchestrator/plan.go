@@ -80,9 +80,15 @@ type Endpoint struct {
 	// APIKeyEnv names the environment variable holding the API key; the key
 	// itself is never written to disk.
 	APIKeyEnv string `json:"api_key_env,omitempty" yaml:"api_key_env"`
-	// TimeoutSeconds bounds one model request (default 1800).
+	// TimeoutSeconds bounds one model request (default
+	// DefaultRequestTimeoutSeconds); a request it ends is the server's
+	// failure (server_error), scored, its tokens unknown.
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty" yaml:"timeout_seconds"`
 }
+
+// DefaultRequestTimeoutSeconds bounds a model request when the arm names no
+// timeout_seconds.
+const DefaultRequestTimeoutSeconds = 1800
 
 // Sampling settings; nil leaves the server's default.
 type Sampling struct {
@@ -444,6 +450,7 @@ func (a *Arm) Params(seed int64) model.Params {
 		MaxTokens: a.MaxTokens, ReasoningEffort: a.Reasoning.Effort, EnableThinking: a.Reasoning.Thinking,
 		Extra: a.Extra,
 	}
+	p.Timeout = seconds(DefaultRequestTimeoutSeconds)
 	if a.Endpoint.TimeoutSeconds > 0 {
 		p.Timeout = seconds(a.Endpoint.TimeoutSeconds)
 	}

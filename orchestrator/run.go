@@ -535,6 +535,7 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 	}
 	var out attemptOutcome
 	var snaps []*sandbox.Snapshot // the phases' answers, as written to the run directory
+	counters := startCounters(ctx, client)
 	for _, p := range c.Phases {
 		if p.OverlayDir != "" {
 			over, err := sandbox.DirEntries(p.OverlayDir, tasks.Ignored)
@@ -550,8 +551,8 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 		if err != nil || ctx.Err() != nil {
 			return out // interrupted: the caller records it
 		}
-		if p.Number == 1 && turn.Termination == runstore.TermModelError && turn.Responses == 0 && endpointDown(turn.ModelErrorKind) {
-			return attemptOutcome{infra: fmt.Errorf("endpoint failed before any token: %s", turn.Error)}
+		if infraFailure(turn) {
+			return attemptOutcome{infra: fmt.Errorf("endpoint unavailable in phase %d, the request never reached it (%s): %s", p.Number, turn.ModelErrorKind, turn.Error)}
 		}
 		snap, err := box.Snapshot(ctx, "/workspace", tasks.Ignored)
 		if err != nil {
@@ -568,6 +569,7 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 		}
 	}
 	a.Measurements = loop.Measurements()
+	a.ServerCounters = counters.stop(ctx)
 	a.ArmUnchanged = r.armUnchanged(a)
 	// The agent is done with its container: remove it, and start the next
 	// attempt's, while this one is graded.
@@ -589,18 +591,16 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 	return out
 }
 
-// endpointDown tells whether a model error before any token means the
-// endpoint was not there to answer (an infrastructure failure, re-run on
-// request) rather than that it answered with a refusal. A context overflow
-// or another 4xx is the arm's own doing and deterministic: it is scored,
-// never set aside, or a misconfigured arm would look untouched and
-// --replace-infra would re-run it for ever.
-func endpointDown(kind string) bool {
-	switch model.Kind(kind) {
-	case model.KindContextOverflow, model.KindRequest:
-		return false
-	}
-	return true
+// infraFailure is the runner's side of the one classification rule
+// (model.Class, README "Model failures"): a turn ended by a model call that
+// never reached the server, retries spent (refused, a dead keep-alive
+// connection, 429, 503), makes the attempt an infrastructure failure:
+// unscored, replaceable. Every other failure is scored: a response the
+// server failed after taking the request (server_error: under a fixed seed
+// it fails the same way again, and --replace-infra must never re-sample
+// the model's failures) and the arm's own refusals (model_error).
+func infraFailure(turn runstore.Turn) bool {
+	return turn.Termination == runstore.TermModelError && model.Kind(turn.ModelErrorKind).Class() == model.ClassUnavailable
 }
 
 // armUnchanged compares the arm the attempt ran under with the registered

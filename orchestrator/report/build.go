@@ -283,6 +283,7 @@ func Build(in *Input, opts Options) (*Report, error) {
 		rep.Notes = append(rep.Notes, cmp.Functional.Words, cmp.Delivered.Words, cmp.DecodeTPSRatio.Words)
 	}
 	rep.Notes = append(rep.Notes, countNotes(in)...)
+	rep.Notes = append(rep.Notes, counterNotes(in)...)
 	rep.Notes = append(rep.Notes, timingNotes(rep)...)
 	return rep, nil
 }

@@ -86,6 +86,7 @@ func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, erro
 				replacedBy[a.ReplacementOf] = a.ID
 			}
 		}
+		first := len(in.Rows)
 		for _, a := range attempts {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -103,6 +104,7 @@ func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, erro
 			}
 			in.Rows = append(in.Rows, row)
 		}
+		applyCounters(attempts, in.Rows[first:])
 	}
 	return in, nil
 }

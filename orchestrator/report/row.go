@@ -73,6 +73,15 @@ type Row struct {
 	DraftTokens        *int64   `json:"draft_tokens"`
 	DraftAccepted      *int64   `json:"draft_accepted"`
 	TimingsSource      *string  `json:"timings_source"`
+	// TokensSource says where NativeOutputTokens (and DecodeSeconds) come
+	// from: "responses", or "server_counters" when recovered from the
+	// server's /metrics delta (see applyCounters); absent when unknown.
+	TokensSource *string `json:"tokens_source,omitempty"`
+	// ServerGeneratedTokens is the server's generated-token counter delta
+	// around the attempt; CounterCheck says whether the recorded sum
+	// matched it ("match", "mismatch") or the window was shared.
+	ServerGeneratedTokens *int64  `json:"server_generated_tokens,omitempty"`
+	CounterCheck          *string `json:"counter_check,omitempty"`
 }
 
 // measured reports whether the row enters the pooled speed figures: scored
