@@ -150,3 +150,44 @@ func TestCounterCrossCheck(t *testing.T) {
 		t.Errorf("notes do not show the mismatch: %q", rep.Notes)
 	}
 }
+
+// TestResumeFollowsReplacementChain: a slot whose replacement has a smaller
+// id than the record it replaces (ids follow the clock, which can step
+// back) is where its chain ends, not where the greatest id is: the resume
+// finds the slot done and runs nothing again.
+func TestResumeFollowsReplacementChain(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := ln.Addr().String()
+	ln.Close()
+	f := adderPlan(t, "", []string{`{name: down, endpoint: {base_url: "http://` + down + `", model: reference}}`}, "")
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := res.Attempts[0]
+	if first.State != runstore.InfraFailed {
+		t.Fatalf("state %s", first.State)
+	}
+	// Its replacement ran (recorded cancelled: done, nothing to grade) and
+	// got an id below its predecessor's.
+	repl := *first
+	repl.ID, repl.ReplacementOf, repl.State, repl.Error = "00000000-0000-7000-8000-000000000001", first.ID, runstore.Cancelled, "test"
+	st, err := runstore.Open(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WriteAttempt(&repl); err != nil {
+		t.Fatal(err)
+	}
+	res, err = orchestrator.Run(context.Background(), orchestrator.Options{ResumeDir: res.Dir, ReplaceInfra: true, Engine: eng, Image: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Attempts) != 2 {
+		t.Errorf("%d records after the resume, want 2: the slot's chain ends in a finished record", len(res.Attempts))
+	}
+}

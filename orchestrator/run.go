@@ -298,12 +298,7 @@ func (r *runner) pending() ([]*runstore.Attempt, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	latest := map[int]*runstore.Attempt{}
-	for _, a := range all {
-		if cur, ok := latest[a.Slot]; !ok || a.ReplacementOf == cur.ID || a.ID > cur.ID {
-			latest[a.Slot] = a
-		}
-	}
+	latest := latestPerSlot(all)
 	var todo []*runstore.Attempt
 	done := 0
 	for _, s := range r.plan.Slots {
@@ -344,6 +339,52 @@ func (r *runner) pending() ([]*runstore.Attempt, int, error) {
 		}
 	}
 	return todo, done, nil
+}
+
+// latestPerSlot follows each slot's replacement chain from its original
+// record to the last replacement: that record, not the one with the
+// greatest id (ids follow the clock, which can step back), says where the
+// slot stands.
+func latestPerSlot(all []*runstore.Attempt) map[int]*runstore.Attempt {
+	byID := map[string]*runstore.Attempt{}
+	next := map[string]*runstore.Attempt{} // predecessor id -> its replacement
+	for _, a := range all {
+		byID[a.ID] = a
+	}
+	for _, a := range all {
+		if a.ReplacementOf == "" {
+			continue
+		}
+		// Two replacements of one record (never written by the runner):
+		// the earlier one continues the chain.
+		if cur, ok := next[a.ReplacementOf]; !ok || a.ID < cur.ID {
+			next[a.ReplacementOf] = a
+		}
+	}
+	// The root of a slot's chain: its original (a record whose predecessor
+	// is missing counts as one; of several, the first).
+	root := map[int]*runstore.Attempt{}
+	for _, a := range all {
+		if _, ok := byID[a.ReplacementOf]; a.ReplacementOf != "" && ok {
+			continue
+		}
+		if cur, ok := root[a.Slot]; !ok || a.ID < cur.ID {
+			root[a.Slot] = a
+		}
+	}
+	latest := map[int]*runstore.Attempt{}
+	for slot, end := range root {
+		for seen := map[string]bool{end.ID: true}; ; {
+			n, ok := next[end.ID]
+			if !ok || seen[n.ID] {
+				break
+			}
+			seen[n.ID] = true
+			end = n
+		}
+		latest[slot] = end
+	}
+	return latest
 }
 
 func (r *runner) execute(ctx context.Context) error {

@@ -102,12 +102,26 @@ type Stats struct {
 	// the scored attempts they leave out because a figure they need is null
 	// (an attempt some response of which reported no output token count):
 	// unknown, never pooled as 0.
+	//
+	// NativeOutputTokens, DecodeSeconds and TaskSeconds are the speed
+	// pool: sums over the Measured attempts only, the numerator and
+	// denominators of the two TPS figures. The totals below and the median
+	// are each over every scored attempt that has that figure, whether or
+	// not it has the others (a failed attempt's seconds are known when its
+	// tokens are not); their *_attempts fields say how many each pools.
 	Measured           int      `json:"measured"`
 	Unmeasured         int      `json:"unmeasured"`
 	NativeOutputTokens *int64   `json:"native_output_tokens"`
 	DecodeSeconds      *float64 `json:"decode_seconds"`
 	TaskSeconds        *float64 `json:"task_seconds"`
-	DecodeTPS          *float64 `json:"decode_tps"`
+	// TotalOutputTokens is the sum of native_output_tokens over the
+	// TotalOutputTokensAttempts scored attempts that have one.
+	TotalOutputTokens         *int64 `json:"total_output_tokens"`
+	TotalOutputTokensAttempts int    `json:"total_output_tokens_attempts"`
+	// TotalTaskSeconds likewise over the scored attempts with task seconds.
+	TotalTaskSeconds         *float64 `json:"total_task_seconds"`
+	TotalTaskSecondsAttempts int      `json:"total_task_seconds_attempts"`
+	DecodeTPS                *float64 `json:"decode_tps"`
 	// TimingsSource says where the pooled decode seconds come from:
 	// "server" when every measured attempt was timed by the server, "client"
 	// when every one was measured by the client (DESIGN.md: such figures are
@@ -116,7 +130,10 @@ type Stats struct {
 	// responses ("none") add no decode time and do not change it.
 	TimingsSource        *string  `json:"timings_source"`
 	TaskOutputTPS        *float64 `json:"task_output_tps"`
-	MedianAttemptSeconds *float64 `json:"median_attempt_seconds"`
+	// MedianAttemptSeconds is over every scored attempt with task seconds
+	// (failures included): MedianAttemptSecondsAttempts of them.
+	MedianAttemptSeconds         *float64 `json:"median_attempt_seconds"`
+	MedianAttemptSecondsAttempts int      `json:"median_attempt_seconds_attempts"`
 	// Terminations counts scored attempts by the termination of their last
 	// turn.
 	Terminations    map[string]int `json:"terminations"`
@@ -344,6 +361,8 @@ func pool(rows []*Row) Stats {
 	var fun, del int
 	var tok, draftTok, draftAcc int64
 	var dec, task float64
+	var allTok int64
+	var allTask float64
 	var draftSeen bool
 	var secs []float64
 	var src timingSources
@@ -375,6 +394,15 @@ func pool(rows []*Row) Stats {
 		if r.Termination != nil {
 			s.Terminations[*r.Termination]++
 		}
+		if r.NativeOutputTokens != nil {
+			allTok += *r.NativeOutputTokens
+			s.TotalOutputTokensAttempts++
+		}
+		if r.TaskSeconds != nil {
+			allTask += *r.TaskSeconds
+			s.TotalTaskSecondsAttempts++
+			secs = append(secs, *r.TaskSeconds)
+		}
 		if !r.measured() {
 			s.Unmeasured++
 			continue
@@ -384,7 +412,6 @@ func pool(rows []*Row) Stats {
 		tok += *r.NativeOutputTokens
 		dec += *r.DecodeSeconds
 		task += *r.TaskSeconds
-		secs = append(secs, *r.TaskSeconds)
 		if r.DraftTokens != nil && r.DraftAccepted != nil {
 			draftSeen = true
 			draftTok += *r.DraftTokens
@@ -403,10 +430,17 @@ func pool(rows []*Row) Stats {
 			v := float64(tok) / task
 			s.TaskOutputTPS = &v
 		}
-		if m, ok := median(secs); ok {
-			s.MedianAttemptSeconds = &m
-		}
 		s.TimingsSource = src.result()
+	}
+	if s.TotalOutputTokensAttempts > 0 {
+		s.TotalOutputTokens = &allTok
+	}
+	if s.TotalTaskSecondsAttempts > 0 {
+		s.TotalTaskSeconds = &allTask
+	}
+	if m, ok := median(secs); ok {
+		s.MedianAttemptSeconds = &m
+		s.MedianAttemptSecondsAttempts = len(secs)
 	}
 	if draftSeen {
 		s.DraftTokens, s.DraftAccepted = &draftTok, &draftAcc

@@ -2,6 +2,10 @@ package report
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -61,6 +65,10 @@ func SuiteID(r *runstore.Run, version string) string {
 func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, error) {
 	in := &Input{}
 	seen := map[string]string{}
+	// The same attempt must not be pooled twice through two run
+	// directories (a copied run under another run id): each record's
+	// content digest (its run id left out) may occur once.
+	digests := map[string]string{}
 	for _, dir := range dirs {
 		st, err := runstore.Open(dir)
 		if err != nil {
@@ -98,6 +106,17 @@ func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, erro
 					return nil, fmt.Errorf("run %s attempt %s: grades %s: %w", dir, a.ID, info.GradedSuite, err)
 				}
 			}
+			if a.State != runstore.Planned {
+				d, err := attemptDigest(a)
+				if err != nil {
+					return nil, err
+				}
+				where := dir + " attempt " + a.ID
+				if prev, ok := digests[d]; ok {
+					return nil, fmt.Errorf("%w: %s and %s are the same attempt record (content SHA-256 %s, run id aside): it would be pooled twice", ErrDuplicateAttempt, prev, where, d[:16])
+				}
+				digests[d] = where
+			}
 			row := NewRow(a, info.GradedSuite, grades)
 			if by, ok := replacedBy[a.ID]; ok {
 				row.ReplacedBy = &by
@@ -107,6 +126,24 @@ func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, erro
 		applyCounters(attempts, in.Rows[first:])
 	}
 	return in, nil
+}
+
+// ErrDuplicateAttempt is returned when one attempt is reached through two
+// run directories.
+var ErrDuplicateAttempt = errors.New("duplicate attempt")
+
+// attemptDigest is the SHA-256 of the attempt record's JSON with its run id
+// blanked: the id, start and finish times and measurements make it unique
+// to one real attempt.
+func attemptDigest(a *runstore.Attempt) (string, error) {
+	c := *a
+	c.RunID = ""
+	data, err := json.Marshal(&c)
+	if err != nil {
+		return "", fmt.Errorf("attempt %s: %w", a.ID, err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // NewRow turns an attempt record and its grades under suiteID (one per

@@ -13,8 +13,11 @@ import (
 // unchanged during the attempt. delivered = functional, the expected number
 // of turns, and every turn completed normally with non-empty final text and a
 // passing last self-run test (TypeScript: and a passing last typecheck).
+//
+// A completed attempt whose arm_unchanged is unknown (null) is not scored
+// either: functional needs it, so its outcome is unknown, never false.
 func Score(a *Attempt, grades []*grader.Grade) *Outcome {
-	if a.State != Completed {
+	if a.State != Completed || a.ArmUnchanged == nil {
 		return nil
 	}
 	o := &Outcome{}
@@ -30,7 +33,7 @@ func Score(a *Attempt, grades []*grader.Grade) *Outcome {
 		allSolved = allSolved && g.Solved
 	}
 	final := len(grades) > 0 && grades[len(grades)-1] != nil && grades[len(grades)-1].Solved
-	armOK := a.ArmUnchanged != nil && *a.ArmUnchanged
+	armOK := *a.ArmUnchanged
 	o.Functional = allSolved && final && armOK
 	o.Delivered = o.Functional && len(a.Turns) == a.ExpectedTurns
 	for _, t := range a.Turns {

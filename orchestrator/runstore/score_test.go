@@ -35,7 +35,7 @@ func TestScoreFollowsTheDesignRules(t *testing.T) {
 		{"typescript needs its own typecheck", Attempt{State: Completed, Language: "typescript", ExpectedTurns: 1, Turns: []Turn{good}, ArmUnchanged: &yes}, []*grader.Grade{solved}, true, false, false},
 		{"typescript with passing typecheck", Attempt{State: Completed, Language: "typescript", ExpectedTurns: 1, Turns: []Turn{turn(TermCompleted, true, true, passed, passed)}, ArmUnchanged: &yes}, []*grader.Grade{solved}, true, true, false},
 		{"arm changed during the attempt", Attempt{State: Completed, ExpectedTurns: 1, Turns: []Turn{good}, ArmUnchanged: &no}, []*grader.Grade{solved}, false, false, false},
-		{"arm unknown", Attempt{State: Completed, ExpectedTurns: 1, Turns: []Turn{good}}, []*grader.Grade{solved}, false, false, false},
+		{"arm unknown: functional unknown, not false", Attempt{State: Completed, ExpectedTurns: 1, Turns: []Turn{good}}, []*grader.Grade{solved}, false, false, true},
 		{"second phase never reached", Attempt{State: Completed, ExpectedTurns: 2, Turns: []Turn{turn(TermToolCallLimit, false, false, passed, nil)}, ArmUnchanged: &yes}, []*grader.Grade{solved}, false, false, false},
 		{"phase one unsolved, final solved", Attempt{State: Completed, ExpectedTurns: 2, Turns: []Turn{good, good}, ArmUnchanged: &yes}, []*grader.Grade{unsolved, solved}, false, false, false},
 		{"both phases", Attempt{State: Completed, ExpectedTurns: 2, Turns: []Turn{good, good}, ArmUnchanged: &yes}, []*grader.Grade{solved, solved}, true, true, false},
