@@ -128,8 +128,8 @@ type Stats struct {
 	// marked), "mixed" when both were pooled, "unknown" when some attempt
 	// did not record it; null without a measured attempt. Attempts without
 	// responses ("none") add no decode time and do not change it.
-	TimingsSource        *string  `json:"timings_source"`
-	TaskOutputTPS        *float64 `json:"task_output_tps"`
+	TimingsSource *string  `json:"timings_source"`
+	TaskOutputTPS *float64 `json:"task_output_tps"`
 	// MedianAttemptSeconds is over every scored attempt with task seconds
 	// (failures included): MedianAttemptSecondsAttempts of them.
 	MedianAttemptSeconds         *float64 `json:"median_attempt_seconds"`
