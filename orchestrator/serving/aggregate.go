@@ -1,6 +1,7 @@
 package serving
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -54,7 +55,9 @@ type Sample struct {
 	DecodeTPS   *float64 `json:"decode_tps"`
 	EndToEndTPS *float64 `json:"end_to_end_tps"`
 	// Marks say why a measured sample is left out of the aggregates.
-	Marks      []string   `json:"marks"`
+	Marks []string `json:"marks"`
+	// Nonce makes the sample's prompt unique to this try (its leg try).
+	Nonce      string     `json:"nonce,omitempty"`
 	Error      string     `json:"error,omitempty"`
 	Server     string     `json:"server"`
 	StartedAt  *time.Time `json:"started_at"`
@@ -111,6 +114,47 @@ type Drift struct {
 	EndEndToEndTPS       *float64 `json:"baseline_end_end_to_end_tps"`
 	EndToEndDriftPercent *float64 `json:"end_to_end_drift_percent"`
 	MeanEndToEndTPS      *float64 `json:"baseline_mean_end_to_end_tps"`
+	// DriftNullReason says why the drift percentages are null although
+	// both baselines were measured: some baseline sample was not measured
+	// in bracket order (baseline_start before every mode sample,
+	// baseline_end after), as when a resume re-measured it late.
+	DriftNullReason string `json:"drift_null_reason,omitempty"`
+}
+
+// bracketProblem says why the counted baseline samples at target t were
+// not measured in bracket order; "" when they were.
+func bracketProblem(samples []*Sample, t int) string {
+	var modeFirst, modeLast time.Time
+	for _, s := range samples {
+		if s.Leg == BaselineStart || s.Leg == BaselineEnd || s.State != SampleMeasured || s.StartedAt == nil || s.FinishedAt == nil {
+			continue
+		}
+		if modeFirst.IsZero() || s.StartedAt.Before(modeFirst) {
+			modeFirst = *s.StartedAt
+		}
+		if s.FinishedAt.After(modeLast) {
+			modeLast = *s.FinishedAt
+		}
+	}
+	if modeFirst.IsZero() {
+		return ""
+	}
+	for _, s := range samples {
+		if s.PromptTarget != t || !s.Counted() {
+			continue
+		}
+		switch {
+		case s.StartedAt == nil || s.FinishedAt == nil:
+			if s.Leg == BaselineStart || s.Leg == BaselineEnd {
+				return fmt.Sprintf("baseline sample %s has no measurement times", s.Key)
+			}
+		case s.Leg == BaselineStart && s.FinishedAt.After(modeFirst):
+			return fmt.Sprintf("baseline_start sample %s was measured after the first mode sample (re-measured on resume?)", s.Key)
+		case s.Leg == BaselineEnd && s.StartedAt.Before(modeLast):
+			return fmt.Sprintf("baseline_end sample %s was measured before the last mode sample", s.Key)
+		}
+	}
+	return ""
 }
 
 // Aggregates pools samples per (leg label, target) in leg order, then adds
@@ -148,6 +192,9 @@ func Aggregates(legs []Leg, targets []int, seeds int, samples []*Sample) ([]Aggr
 			StartEndToEndTPS: s.EndToEndTPS, EndEndToEndTPS: e.EndToEndTPS,
 			DecodeDriftPercent: gainPercent(e.DecodeTPS, s.DecodeTPS), MeanDecodeTPS: mean2(s.DecodeTPS, e.DecodeTPS),
 			EndToEndDriftPercent: gainPercent(e.EndToEndTPS, s.EndToEndTPS), MeanEndToEndTPS: mean2(s.EndToEndTPS, e.EndToEndTPS),
+		}
+		if why := bracketProblem(samples, t); why != "" {
+			d.DecodeDriftPercent, d.EndToEndDriftPercent, d.DriftNullReason = nil, nil, why
 		}
 		drifts = append(drifts, d)
 		for i := range aggs {

@@ -45,6 +45,8 @@ type CompletionRequest struct {
 	Seed     int64
 	// Temperature is sent when set; nil keeps the server's default.
 	Temperature *float64
+	// Extra fields are added to the body last (a mode's request fields).
+	Extra map[string]any
 }
 
 // Completion is one /completion answer and how long it took.
@@ -179,6 +181,9 @@ func completionBody(r CompletionRequest) map[string]any {
 	}
 	if r.Temperature != nil {
 		body["temperature"] = *r.Temperature
+	}
+	for k, v := range r.Extra {
+		body[k] = v
 	}
 	return body
 }

@@ -106,6 +106,8 @@ func TestScreenSpecStrict(t *testing.T) {
 		{"openai api", base + "  - {name: v, profile: vllm.yaml}\n", "s.yaml:8: field modes[1].profile: profile v has api openai; screens need llama-server"},
 		{"no output", strings.Replace(base, "output_tokens: 64", "output_tokens: 0", 1), "s.yaml:5: field output_tokens"},
 		{"duplicate seed", strings.Replace(base, "seeds: [1]", "seeds: [1, 1]", 1), "s.yaml:4: field seeds[1]: 1 appears twice"},
+		{"mode request fields", base + "  - {name: b, profile: a.yaml, request: {logit_bias: [[50259, 50]]}}\n", ""},
+		{"mode request cannot change the sample", base + "  - {name: b, profile: a.yaml, request: {seed: 3}}\n", "field modes[1].request.seed: is set by the screen itself"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

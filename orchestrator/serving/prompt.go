@@ -36,10 +36,17 @@ type PromptBuild struct {
 	Requests int
 }
 
-// BuildPrompt makes a prompt of target tokens (within tolerance) as
-// counted by tok. The body is filler text fixed by seed, so every mode of a
-// screen sees the same fixture for one (target, seed); prefix, which must
-// be unique per sample, comes first so no prompt cache can reuse any of it.
+// padUnits are what the exact search appends to the filler, one unit at a
+// time: small pieces most tokenizers count as one token each.
+var padUnits = []string{" a", "x", " ."}
+
+// BuildPrompt makes a prompt of exactly target tokens as counted by tok
+// where the tokenizer allows it, else the closest within tolerance. The
+// body is filler text fixed by seed, so every mode of a screen sees the
+// same fixture for one (target, seed); prefix, which must be unique per
+// sample, comes first so no prompt cache can reuse any of it. A word
+// search comes within a word's width; then the filler is padded unit by
+// unit until the count is exact (tolerance is the fallback, never the aim).
 func BuildPrompt(ctx context.Context, tok Tokenizer, prefix string, seed int64, target, tolerance int) (*PromptBuild, error) {
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(target)))
 	var words []string
@@ -54,10 +61,11 @@ func BuildPrompt(ctx context.Context, tok Tokenizer, prefix string, seed int64, 
 		return prefix + strings.Join(words[:k], " ")
 	}
 	b := &PromptBuild{}
-	count := func(k int) (int, error) {
+	measure := func(s string) (int, error) {
 		b.Requests++
-		return tok.Tokenize(ctx, text(k))
+		return tok.Tokenize(ctx, s)
 	}
+	count := func(k int) (int, error) { return measure(text(k)) }
 	base, err := count(0)
 	if err != nil {
 		return nil, fmt.Errorf("measure prompt: %w", err)
@@ -75,10 +83,8 @@ func BuildPrompt(ctx context.Context, tok Tokenizer, prefix string, seed int64, 
 		return nil, fmt.Errorf("measure prompt: the tokenizer counts no tokens for %d words", probe)
 	}
 	k := int(math.Round(float64(target-base) / ratio))
-	bestK, bestD := -1, math.MaxInt
-	// Aim well inside the tolerance; each step corrects by the measured
-	// density, and a few steps reach a word's width of the target.
-	aim := min(tolerance, 8)
+	bestText, bestD := "", math.MaxInt
+	underK, underN := 0, base // the longest filler measured below the target
 	for range 16 {
 		k = max(k, 0)
 		n, err := count(k)
@@ -87,10 +93,13 @@ func BuildPrompt(ctx context.Context, tok Tokenizer, prefix string, seed int64, 
 		}
 		d := target - n
 		if abs(d) < abs(bestD) {
-			bestK, bestD = k, d
+			bestText, bestD = text(k), d
 		}
-		if abs(d) <= aim {
-			break
+		if d > 0 && k >= underK {
+			underK, underN = k, n
+		}
+		if d == 0 || (d > 0 && n-base > 0 && float64(d) < 2*ratio) {
+			break // exact, or under by less than two words: pad from here
 		}
 		step := int(math.Round(float64(d) / ratio))
 		if step == 0 {
@@ -98,10 +107,29 @@ func BuildPrompt(ctx context.Context, tok Tokenizer, prefix string, seed int64, 
 		}
 		k += step
 	}
+	// Exact search: pad the longest filler under the target unit by unit.
+	for _, unit := range padUnits {
+		if bestD == 0 {
+			break
+		}
+		for m := 1; m <= min(4*(target-underN)+4, 64); m++ {
+			s := text(underK) + strings.Repeat(unit, m)
+			n, err := measure(s)
+			if err != nil {
+				return nil, fmt.Errorf("measure prompt: %w", err)
+			}
+			if d := target - n; abs(d) < abs(bestD) {
+				bestText, bestD = s, d
+			}
+			if n >= target {
+				break
+			}
+		}
+	}
 	if abs(bestD) > tolerance {
 		return nil, fmt.Errorf("measure prompt: closest to %d tokens was %d, outside the tolerance of %d", target, target-bestD, tolerance)
 	}
-	b.Text, b.Tokens = text(bestK), target-bestD
+	b.Text, b.Tokens = bestText, target-bestD
 	return b, nil
 }
 

@@ -45,6 +45,10 @@ type MarkedSample struct {
 	Requested  int      `json:"output_tokens_requested"`
 }
 
+// RateNote tells a reader comparing with llama-server's own figures why
+// they differ slightly.
+const RateNote = "note: decode tps here is predicted_n / predicted_ms (n/ms); llama-server's own timings.predicted_per_second is (predicted_n - 1) / predicted_ms, a little lower"
+
 // ScreenReport is a screen's results: the results file's
 // short_input_screens entry (state, counts, aggregates) plus drift, power,
 // memory and temperature.
@@ -73,6 +77,8 @@ type ScreenReport struct {
 	Legs           []LegReport    `json:"legs"`
 	Marked         []MarkedSample `json:"marked_samples"`
 	Failed         []MarkedSample `json:"failed_samples"`
+	// Notes: how the rates relate to llama-server's own.
+	Notes []string `json:"notes"`
 }
 
 // BuildScreenReport reads a screen's run directory into its report.
@@ -84,7 +90,8 @@ func BuildScreenReport(st *runstore.Store, run *runstore.Run, sc *Screen) (*Scre
 	legs := sc.Legs()
 	aggs, drift := Aggregates(legs, sc.Spec.PromptTargets, len(sc.Spec.Seeds), samples)
 	r := &ScreenReport{Name: sc.Spec.Name, RunID: run.ID, PlannedMeasurements: sc.Planned(), Baseline: sc.Spec.Baseline,
-		OutputTokens: sc.Spec.OutputTokens, Aggregates: aggs, Drift: drift, Marked: []MarkedSample{}, Failed: []MarkedSample{}}
+		OutputTokens: sc.Spec.OutputTokens, Aggregates: aggs, Drift: drift, Marked: []MarkedSample{}, Failed: []MarkedSample{},
+		Notes: []string{RateNote}}
 	for _, s := range samples {
 		switch {
 		case s.State == SampleFailed:
@@ -213,7 +220,11 @@ func (r *ScreenReport) WriteTable(w io.Writer) error {
 	for _, d := range r.Drift {
 		fmt.Fprintf(w, "baseline drift at %d: decode %s%% (%s -> %s tok/s), end-to-end %s%%\n", d.PromptTarget,
 			fmtSigned(d.DecodeDriftPercent), fmtF(d.StartDecodeTPS, 2), fmtF(d.EndDecodeTPS, 2), fmtSigned(d.EndToEndDriftPercent))
+		if d.DriftNullReason != "" {
+			fmt.Fprintf(w, "  drift unknown: %s\n", d.DriftNullReason)
+		}
 	}
+	fmt.Fprintln(w, RateNote)
 	if r.MeasuredGPUMeanW != nil {
 		fmt.Fprintf(w, "GPU board power: mean %.1f W (%s)\n", *r.MeasuredGPUMeanW, r.PowerScope)
 	} else {

@@ -246,13 +246,17 @@ func measure(ctx context.Context, c *Client, run *runstore.Run, sc *Screen, leg 
 	}
 	rctx, cancel := context.WithTimeout(ctx, time.Duration(sc.Spec.RequestTimeout))
 	defer cancel()
-	prefix := coldPrefix(run.ID, s.key)
+	// The nonce is the leg's try: a sample measured again after a resume
+	// gets a prompt no earlier try started with, so nothing of the failed
+	// try can be served from a cache.
+	smp.Nonce = rel
+	prefix := coldPrefix(run.ID, s.key+" "+rel)
 	pb, err := BuildPrompt(rctx, c, prefix, s.seed, s.target, sc.Spec.ToleranceTokens)
 	if err != nil {
 		return fail(err)
 	}
 	smp.PromptTokens, smp.TokenizeRequests = &pb.Tokens, pb.Requests
-	comp, err := c.Complete(rctx, CompletionRequest{Prompt: pb.Text, NPredict: sc.Spec.OutputTokens, Seed: s.seed, Temperature: sc.Spec.Temperature})
+	comp, err := c.Complete(rctx, CompletionRequest{Prompt: pb.Text, NPredict: sc.Spec.OutputTokens, Seed: s.seed, Temperature: sc.Spec.Temperature, Extra: sc.modeRequest(leg.Mode)})
 	if err != nil {
 		return fail(err)
 	}

@@ -12,6 +12,16 @@ const (
 	BaselineEnd   = "baseline_end"
 )
 
+// modeRequest is the extra request fields of the named mode.
+func (sc *Screen) modeRequest(mode string) map[string]any {
+	for _, m := range sc.Spec.Modes {
+		if m.Name == mode {
+			return m.Request
+		}
+	}
+	return nil
+}
+
 // ScreenSpec is a throughput screen: every mode (a server profile) is
 // measured at every prompt target with every seed, and the baseline mode is
 // measured before and after all others so drift shows.
@@ -41,7 +51,14 @@ type ModeSpec struct {
 	Name string `yaml:"name" json:"name"`
 	// Profile is the profile file, relative to the spec file.
 	Profile string `yaml:"profile" json:"profile"`
+	// Request holds fields added to every /completion request of the
+	// mode (e.g. logit_bias), after evalctl's own; the fields a screen
+	// needs to measure (see screenFields) cannot be changed.
+	Request map[string]any `yaml:"request" json:"request,omitempty"`
 }
+
+// screenFields are the request fields a throughput sample is defined by.
+var screenFields = []string{"prompt", "n_predict", "ignore_eos", "seed", "cache_prompt", "stream"}
 
 // Screen is a loaded spec with its profiles, as stored in the run directory:
 // a resumed screen runs what was registered, not what the files say now.
@@ -96,6 +113,11 @@ func (sc *Screen) validate(doc *yamlDoc, dir string) error {
 			return doc.errorf([]any{"modes", i, "name"}, "%q appears twice", m.Name)
 		case m.Profile == "":
 			return doc.errorf([]any{"modes", i, "profile"}, "is required")
+		}
+		for _, f := range screenFields {
+			if _, ok := m.Request[f]; ok {
+				return doc.errorf([]any{"modes", i, "request", f}, "is set by the screen itself (every sample sends the same %s)", f)
+			}
 		}
 		path := m.Profile
 		if !filepath.IsAbs(path) {

@@ -216,8 +216,13 @@ func TestScreenAgainstScriptedServer(t *testing.T) {
 		if !s.Counted() || *s.PredictedN != 32 || *s.Timings.CacheN != 0 {
 			t.Fatalf("sample %s: state %s marks %v predicted %v", s.Key, s.State, s.Marks, s.PredictedN)
 		}
-		if d := int(*s.ServerPromptTokens) - s.PromptTarget; d < -64 || d > 64 || *s.PromptTokens != int(*s.ServerPromptTokens) {
+		// Exact: the scripted tokenizer allows every count.
+		if int(*s.ServerPromptTokens) != s.PromptTarget || *s.PromptTokens != int(*s.ServerPromptTokens) {
 			t.Fatalf("sample %s: prompt %d tokens (tokenize said %d) for target %d", s.Key, *s.ServerPromptTokens, *s.PromptTokens, s.PromptTarget)
+		}
+		// A sample measured on resume has the resumed leg try as nonce.
+		if want := fmt.Sprintf("%02d-%s", s.LegIndex, s.Leg); !strings.Contains(s.Nonce, want) {
+			t.Fatalf("sample %s: nonce %q does not name its leg try", s.Key, s.Nonce)
 		}
 	}
 	rep, err := BuildScreenReport(st, run, sc)
@@ -250,6 +255,13 @@ func TestScreenAgainstScriptedServer(t *testing.T) {
 	// sample and started again on resume.
 	if rep.Legs[0].BuildInfo == nil || rep.Legs[0].Tries != 1 || rep.Legs[1].Tries != 2 || rep.Legs[2].Tries != 1 {
 		t.Fatalf("legs: build %v, tries %d %d %d", rep.Legs[0].BuildInfo, rep.Legs[0].Tries, rep.Legs[1].Tries, rep.Legs[2].Tries)
+	}
+	// The resumed leg's samples got fresh nonces (its second try).
+	for _, s := range all {
+		_, early := before[s.Key]
+		if s.Leg == "slow" && early != strings.HasSuffix(s.Nonce, "/1") {
+			t.Fatalf("slow sample %s (measured before the interruption: %v) has nonce %q", s.Key, early, s.Nonce)
+		}
 	}
 }
 
