@@ -225,3 +225,22 @@ func TestImplausibleTimingsAreRejected(t *testing.T) {
 		t.Errorf("budget counted %d tokens, want 0 (never backwards)", l.meter.spent)
 	}
 }
+
+// A stalled endpoint: the request timeout ends the response. The server
+// had the request, so it is the server's failure: server_error, scored,
+// its tokens unknown (not a wall-time stop pooled into task speed, not an
+// infrastructure failure).
+func TestStalledEndpointIsServerError(t *testing.T) {
+	suite := loadTiny(t)
+	cs := suite.Case("tiny")
+	_, client := startServer(t, scripted.Config{Suite: suite, StallDelay: 5 * time.Second})
+	sb := newHostSandbox(t, cs.WorkspaceDir)
+	a := run(t, client, sb, nil, cs, Config{ModelName: "stall", Params: model.Params{MaxTokens: 4096, Timeout: 200 * time.Millisecond}})
+	turn := a.turns[0]
+	if turn.Termination != runstore.TermServerError || turn.ModelErrorKind != string(model.KindTimeout) {
+		t.Fatalf("turn %+v; want server_error (timeout)", turn)
+	}
+	if m := a.loop.Measurements(); m.NativeOutputTokens != nil || m.DecodeSeconds != nil {
+		t.Errorf("tokens %v decode %v; want null", shown(m.NativeOutputTokens), shown(m.DecodeSeconds))
+	}
+}
