@@ -266,7 +266,7 @@ func TestFaultScriptsOnTheWire(t *testing.T) {
 			t.Errorf("truncate: finish %s calls %d predicted %d content %.40q", r.FinishReason, len(r.ToolCalls), *r.Timings.PredictedN, r.Content)
 		}
 	}
-	// flaky: 503, 500, then success, all inside the client's retries.
+	// flaky: 503, 429, then success, all inside the client's retries.
 	r, err := c.Chat(ctx, model.Request{Model: "flaky", Messages: msgs, Tools: agentTools})
 	if err != nil || r.Tries != 3 || len(r.ToolCalls) != 1 {
 		t.Errorf("flaky: %v, tries %v", err, r)
