@@ -170,7 +170,7 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 	if out == "" {
 		out = "runs"
 	}
-	store, err := runstore.Create(filepath.Join(out, id.String()))
+	store, err := runstore.Create(filepath.Join(out, runstore.DirName(plan.Name, id.String())))
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 	digest := sha256.Sum256(data)
 	sum := hex.EncodeToString(digest[:])
 	run := &runstore.Run{
-		ID: id.String(), CreatedAt: time.Now().UTC(), PlanSHA256: sum, Kind: "cohort",
+		ID: id.String(), Name: plan.Name, CreatedAt: time.Now().UTC(), PlanSHA256: sum, Kind: "cohort",
 		Suite:   runstore.SuiteRef{Name: suite.Name, Version: suite.Version, Fingerprint: suite.Fingerprint},
 		ImageID: img.ID, EvalctlVersion: runstore.Version(), ArmHashes: map[string]string{},
 	}

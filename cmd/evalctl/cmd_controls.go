@@ -31,6 +31,11 @@ func cmdControls(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	answers = append(answers, rest...)
+	if len(answers) > 0 {
+		if answers, err = resolveRuns(answers, false); err != nil {
+			return err
+		}
+	}
 	if *caseName == "" {
 		return usagef("--case NAME is required")
 	}

@@ -30,6 +30,9 @@ func cmdRegrade(ctx context.Context, e *env, args []string) error {
 	if *conc < 1 {
 		return usagef("--concurrency must be at least 1")
 	}
+	if dirs, err = resolveRuns(dirs, false); err != nil {
+		return err
+	}
 	s, err := tasks.LoadSuite(*suiteDir)
 	if err != nil {
 		return err

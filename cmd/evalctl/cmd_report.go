@@ -11,7 +11,7 @@ import (
 )
 
 func cmdReport(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "report", "report RUNDIR... [--suite VERSION] [--baseline ARM] [--format table|md|json|csv|html] [--allow-mixed] [--out FILE]")
+	fs := newFlags(e, "report", "report RUN... [--suite VERSION] [--baseline ARM] [--format table|md|json|csv|html] [--allow-mixed] [--out FILE]")
 	suite := fs.String("suite", "", "read outcomes under this graded suite version (\"2.0.2\" or \"name@2.0.2\"); default: the suite each run ran under")
 	baseline := fs.String("baseline", "", "arm the others are compared with (default: the first arm)")
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats, ", "))
@@ -24,6 +24,9 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	}
 	if len(dirs) == 0 {
 		return usagef("report needs at least one run directory")
+	}
+	if dirs, err = resolveRuns(dirs, true); err != nil {
+		return err
 	}
 	// A throughput screen is reported by the screen's own report.
 	if len(dirs) == 1 {

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/evalctl/evalctl/orchestrator"
+	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 	"github.com/evalctl/evalctl/sandbox"
 )
@@ -31,6 +32,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		if *planFile != "" || *resumeDir != "" {
 			return usagef("--cancel goes alone")
 		}
+		dir, err := resolveCohort(*cancelDir)
+		if err != nil {
+			return err
+		}
+		*cancelDir = dir
 		n, err := orchestrator.Cancel(ctx, *cancelDir, "")
 		if err == nil {
 			fmt.Fprintf(e.stdout, "%d attempt(s) recorded as cancelled in %s\n", n, *cancelDir)
@@ -42,6 +48,13 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	if *replace && *resumeDir == "" {
 		return usagef("--replace-infra goes with --resume")
+	}
+	if *resumeDir != "" {
+		dir, err := resolveCohort(*resumeDir)
+		if err != nil {
+			return err
+		}
+		*resumeDir = dir
 	}
 	eng, err := sandbox.Connect(ctx)
 	if err != nil {
@@ -65,4 +78,25 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return usagef("%v", err)
 	}
 	return err
+}
+
+// resolveCohort resolves a run argument that must name a cohort: a screen
+// or a capacity probe is resumed by its own command.
+func resolveCohort(arg string) (string, error) {
+	dir, err := resolveRun(arg)
+	if err != nil {
+		return "", err
+	}
+	st, err := runstore.Open(dir)
+	if err != nil {
+		return "", err
+	}
+	r, err := st.ReadRun()
+	if err != nil {
+		return "", err
+	}
+	if r.Kind != "" && r.Kind != "cohort" {
+		return "", usagef("%s is a %s run, not a cohort; see 'evalctl %s --help'", dir, r.Kind, r.Kind)
+	}
+	return dir, nil
 }

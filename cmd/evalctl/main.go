@@ -45,6 +45,7 @@ var commands = map[string]command{
 	"cases":       {"list, fingerprint and check the suite's cases", cmdCases},
 	"run":         {"run a cohort from a plan, or resume one (run --plan FILE | --resume RUNDIR)", cmdRun},
 	"demo":        {"the main job on embedded defaults: scripted model, two arms, the built-in suite", cmdDemo},
+	"runs":        {"list runs newest first: name, id, kind, state, arms, scored/planned (runs [DIR])", cmdRuns},
 	"report":      {"pool runs per arm with uncertainty (report RUNDIR... [--format table|md|json|csv|html])", cmdReport},
 	"export":      {"write checkable attempts, aggregates and protocol files (export RUNDIR... --out DIR)", cmdExport},
 	"verify":      {"recompute an export's aggregates and check its checksums (verify DIR)", cmdVerify},
