@@ -49,6 +49,9 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	if !validFormat(*format) {
 		return usagef("unknown --format %q (want one of %s)", *format, strings.Join(report.Formats, ", "))
 	}
+	if err := checkGraded(dirs, *suite); err != nil {
+		return err
+	}
 	in, err := report.Load(ctx, dirs, *suite)
 	if err != nil {
 		return err
@@ -70,4 +73,43 @@ func validFormat(f string) bool {
 		}
 	}
 	return false
+}
+
+// checkGraded refuses a --suite version some run was never graded under:
+// its report would be all "ungraded", which reads like a result. The error
+// lists the versions that were graded.
+func checkGraded(dirs []string, version string) error {
+	if version == "" {
+		return nil
+	}
+	for _, d := range dirs {
+		st, err := runstore.Open(d)
+		if err != nil {
+			return err
+		}
+		run, err := st.ReadRun()
+		if err != nil {
+			return err
+		}
+		if run.Kind != "" && run.Kind != "cohort" {
+			continue
+		}
+		want := report.SuiteID(run, version)
+		graded, err := runstore.GradedSuites(d)
+		if err != nil {
+			return err
+		}
+		found := false
+		for _, g := range graded {
+			found = found || g == want
+		}
+		if !found {
+			list := "none"
+			if len(graded) > 0 {
+				list = strings.Join(graded, ", ")
+			}
+			return usagef("run %s was never graded under %s (graded: %s); 'evalctl regrade' grades it under another suite version", d, want, list)
+		}
+	}
+	return nil
 }

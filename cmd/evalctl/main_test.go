@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -19,12 +21,35 @@ func TestCLIConventions(t *testing.T) {
 			}
 		})
 	}
+	// -h and --version work on every command, and flag lists spell flags
+	// with two dashes, as the usage lines do.
+	for name := range commands {
+		t.Run(name+" -h, --version", func(t *testing.T) {
+			var out, errb strings.Builder
+			code := run(context.Background(), &env{stdout: &out, stderr: &errb}, []string{name, "-h"})
+			if code != 0 || out.Len()+errb.Len() == 0 {
+				t.Errorf("-h: exit %d, output %q %q", code, out.String(), errb.String())
+			}
+			if oneDash.MatchString(errb.String()) {
+				t.Errorf("-h lists a flag with one dash:\n%s", errb.String())
+			}
+			out.Reset()
+			code = run(context.Background(), &env{stdout: &out, stderr: &errb}, []string{name, "--version"})
+			if code != 0 || !strings.HasPrefix(out.String(), "evalctl ") {
+				t.Errorf("--version: exit %d, output %q", code, out.String())
+			}
+		})
+	}
 	tests := []struct {
 		args []string
 		code int
 		err  string
 	}{
 		{[]string{"version"}, 0, ""},
+		{[]string{"--version"}, 0, ""},
+		{[]string{"-h"}, 0, ""},
+		{[]string{"cases", "check", "--json", "--format", "csv"}, 2, "--json and --format csv disagree"},
+		{[]string{"regrade", "x", "--suite", "y", "--format", "csv"}, 2, "unknown --format"},
 		{[]string{}, 2, ""},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"version", "extra"}, 2, "takes no arguments"},
@@ -51,5 +76,32 @@ func TestCLIConventions(t *testing.T) {
 	run(context.Background(), &env{stdout: &out, stderr: &out}, []string{"version"})
 	if !strings.HasPrefix(out.String(), "evalctl ") {
 		t.Errorf("version printed %q", out.String())
+	}
+}
+
+var oneDash = regexp.MustCompile(`\n  -[a-z]`)
+
+// TestSuiteDefaults: outside a checkout the cases commands use the suite
+// built into the binary; a suite version a run was never graded under is
+// an error listing the versions that were.
+func TestSuiteDefaults(t *testing.T) {
+	seed, _ := filepath.Abs(seedRun)
+	t.Chdir(t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	code, out, errs := runCLI(t, "cases", "list")
+	if code != 0 || !strings.Contains(out, "ledger") {
+		t.Errorf("cases list outside a checkout: exit %d %q %q", code, out, errs)
+	}
+	code, out, errs = runCLI(t, "cases", "fingerprint", "--format", "json")
+	if code != 0 || !strings.Contains(out, `"name": "dev"`) {
+		t.Errorf("cases fingerprint --format json: exit %d %q %q", code, out, errs)
+	}
+	code, _, errs = runCLI(t, "report", seed, "--suite", "9.9.9")
+	if code != 2 || !strings.Contains(errs, "was never graded under dev@9.9.9 (graded: dev@1.0.0)") {
+		t.Errorf("report --suite 9.9.9: exit %d %q", code, errs)
+	}
+	code, _, errs = runCLI(t, "export", seed, "--suite", "9.9.9", "--out", filepath.Join(t.TempDir(), "x"))
+	if code != 2 || !strings.Contains(errs, "was never graded under dev@9.9.9") {
+		t.Errorf("export --suite 9.9.9: exit %d %q", code, errs)
 	}
 }

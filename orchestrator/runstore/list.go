@@ -379,3 +379,33 @@ func Expand(dir, kind string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// GradedSuites lists the suite ids ("dev@1.0.0") any attempt of the run in
+// dir has grades under, sorted.
+func GradedSuites(dir string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(dir, AttemptsDir))
+	if err != nil {
+		return nil, fmt.Errorf("read attempts of %s: %w", dir, err)
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		gs, err := os.ReadDir(filepath.Join(dir, AttemptsDir, e.Name(), GradesDir))
+		if err != nil {
+			continue // no grades (yet)
+		}
+		for _, g := range gs {
+			if g.IsDir() {
+				seen[g.Name()] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for s := range seen {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out, nil
+}
