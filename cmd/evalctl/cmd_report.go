@@ -25,14 +25,12 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	if len(dirs) == 0 {
 		return usagef("report needs at least one run directory")
 	}
-	if dirs, err = resolveRuns(dirs, true); err != nil {
-		return err
-	}
 	// A throughput screen is reported by the screen's own report.
 	if len(dirs) == 1 {
-		if st, err := runstore.Open(dirs[0]); err == nil {
+		d, _ := runstore.Resolve(runsRoot(), dirs[0])
+		if st, err := runstore.Open(d); err == nil {
 			if run, err := st.ReadRun(); err == nil && run.Kind == "screen" {
-				sargs := []string{"report", dirs[0], "--format", *format}
+				sargs := []string{"report", d, "--format", *format}
 				if *compare != "" {
 					sargs = append(sargs, "--compare", *compare)
 				}
@@ -48,6 +46,9 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	}
 	if !validFormat(*format) {
 		return usagef("unknown --format %q (want one of %s)", *format, strings.Join(report.Formats, ", "))
+	}
+	if dirs, err = resolveRuns(dirs, true); err != nil {
+		return err
 	}
 	if err := checkGraded(dirs, *suite); err != nil {
 		return err
