@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"golang.org/x/term"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
@@ -22,7 +24,12 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	replace := fs.Bool("replace-infra", false, "on resume, re-run infra-failed attempts as registered replacements")
 	gradeConc := fs.Int("grade-concurrency", 1, "grades run at once")
 	cancelDir := fs.String("cancel", "", "end a stopped run for good: record its attempts not yet run as cancelled")
+	helpPlan := fs.Bool("help-plan", false, "print the plan reference: every field of plans, arms, profiles and screen specs, and an annotated example")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *helpPlan {
+		_, err := io.WriteString(e.stdout, evalctl.PlanReference)
 		return err
 	}
 	if fs.NArg() != 0 {
@@ -75,7 +82,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	var pe *orchestrator.PlanError
 	if errors.As(err, &pe) {
-		return usagef("%v", err)
+		// A plan mistake is a usage error; what describes plans is the
+		// plan reference, not run's flags.
+		return &exitError{code: 2, msg: err.Error() + " (every plan field: 'evalctl run --help-plan')"}
 	}
 	return err
 }

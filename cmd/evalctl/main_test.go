@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -103,5 +104,25 @@ func TestSuiteDefaults(t *testing.T) {
 	code, _, errs = runCLI(t, "export", seed, "--suite", "9.9.9", "--out", filepath.Join(t.TempDir(), "x"))
 	if code != 2 || !strings.Contains(errs, "was never graded under dev@9.9.9") {
 		t.Errorf("export --suite 9.9.9: exit %d %q", code, errs)
+	}
+}
+
+// TestPlanErrorPointsAtReference: a plan mistake exits 2 with the field,
+// the line and where plans are described (not run's flags).
+func TestPlanErrorPointsAtReference(t *testing.T) {
+	suite, _ := filepath.Abs("../../grader/testdata/suite")
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	data := "name: x\nsuite: " + suite + "\nrepeats: [{label: r1, seed: 1}]\narms:\n  - name: a\n    endpoint: {base_url: \"http://127.0.0.1:1\", model: m}\n    sampling: {temperature: 6}\n"
+	if err := os.WriteFile(plan, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "run", "--plan", plan)
+	want := plan + ":7: arms[0].sampling.temperature: 6 is out of range: from 0 to 2 (every plan field: 'evalctl run --help-plan')\n"
+	if code != 2 || errs != "evalctl run: "+want {
+		t.Errorf("exit %d stderr %q; want 2 and %q", code, errs, want)
+	}
+	code, out, _ := runCLI(t, "run", "--help-plan")
+	if code != 0 || !strings.Contains(out, "| `sampling.temperature` | number | from 0 to 2 |") {
+		t.Errorf("--help-plan: exit %d, %.200q", code, out)
 	}
 }
