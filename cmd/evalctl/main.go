@@ -47,6 +47,7 @@ var commands = map[string]command{
 	"demo":        {"the main job on embedded defaults: scripted model, two arms, the built-in suite", cmdDemo},
 	"runs":        {"list runs newest first: name, id, kind, state, arms, scored/planned (runs [DIR])", cmdRuns},
 	"show":        {"one attempt, readable: conversation, tool calls, grades, diff (show ATTEMPT | show RUN ARM CASE REPEAT)", cmdShow},
+	"view":        {"live web viewer of runs, arms, cases and attempts, on loopback (view [DIR] [--addr])", cmdView},
 	"report":      {"pool runs per arm with uncertainty (report RUNDIR... [--format table|md|json|csv|html])", cmdReport},
 	"export":      {"write checkable attempts, aggregates and protocol files (export RUNDIR... --out DIR)", cmdExport},
 	"verify":      {"recompute an export's aggregates and check its checksums (verify DIR)", cmdVerify},

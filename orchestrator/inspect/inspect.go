@@ -39,6 +39,9 @@ type Detail struct {
 	// Grades holds the grades per suite id ("dev@1.0.0"), the run's own
 	// suite first, then the others in name order.
 	Grades []SuiteGrades `json:"grades"`
+	// Outcomes are the attempt's scores under each suite id of Grades, as
+	// runstore scores them (null where unscored or ungraded).
+	Outcomes []SuiteOutcome `json:"outcomes"`
 	// Diff is the final answer against the starter workspace (with the
 	// overlays of the phases it reached); DiffNote says why it is missing.
 	Diff     []FileDiff `json:"diff"`
@@ -50,6 +53,13 @@ type Detail struct {
 type SuiteGrades struct {
 	Suite  string          `json:"suite"`
 	Phases []*grader.Grade `json:"phases"`
+}
+
+// SuiteOutcome is an attempt's outcome under one suite id.
+type SuiteOutcome struct {
+	Suite    string            `json:"suite"`
+	Outcome  *runstore.Outcome `json:"outcome"`
+	Ungraded bool              `json:"ungraded"`
 }
 
 // FileDiff is one changed file of the answer.
@@ -173,6 +183,8 @@ func Load(dir, id string) (*Detail, error) {
 			return nil, err
 		}
 		d.Grades = append(d.Grades, SuiteGrades{Suite: sid, Phases: gs})
+		o, ungraded := runstore.ScoreGraded(&a, gs)
+		d.Outcomes = append(d.Outcomes, SuiteOutcome{Suite: sid, Outcome: o, Ungraded: ungraded})
 	}
 	d.Diff, d.DiffNote = answerDiff(st, run, &a)
 	return d, nil

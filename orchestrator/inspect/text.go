@@ -72,12 +72,14 @@ func WriteText(w io.Writer, d *Detail, o TextOptions) error {
 			i64(m.NativeOutputTokens), f64(m.DecodeSeconds, 2), rate(m.NativeOutputTokens, m.DecodeSeconds), m.TaskSeconds,
 			m.Responses, m.ToolCalls, m.ToolErrors, m.TimingsSource)
 	}
-	for _, sg := range d.Grades {
-		o, _ := runstore.ScoreGraded(a, sg.Phases)
-		if o != nil {
-			p.f("  outcome  under %s: functional %v, delivered %v\n", sg.Suite, o.Functional, o.Delivered)
-		} else {
-			p.f("  outcome  under %s: unscored\n", sg.Suite)
+	for _, so := range d.Outcomes {
+		switch {
+		case so.Outcome != nil:
+			p.f("  outcome  under %s: functional %v, delivered %v\n", so.Suite, so.Outcome.Functional, so.Outcome.Delivered)
+		case so.Ungraded:
+			p.f("  outcome  under %s: ungraded (a phase has no grade)\n", so.Suite)
+		default:
+			p.f("  outcome  under %s: unscored\n", so.Suite)
 		}
 	}
 
