@@ -351,6 +351,7 @@ func (r *runner) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.prog.setArms(r.plan, todo)
 	r.prog.start(done)
 	defer r.prog.finish()
 	r.boxes = newBoxes(ctx, r.opts.Engine, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}, len(todo))
@@ -451,6 +452,7 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt) error {
 	var out attemptOutcome
 	baseURL := arm.Endpoint.BaseURL
 	if arm.Profile != "" {
+		r.prog.phase(a, "starting the model server")
 		url, identity, err := r.servers.ensure(ctx, arm)
 		if err != nil {
 			out.infra = fmt.Errorf("model server for arm %s: %w", arm.Name, err)
@@ -527,7 +529,7 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 	stream := arm.Stream == nil || *arm.Stream
 	loop, err := agent.New(agent.Config{
 		Model: client, ModelName: arm.Endpoint.Model, Params: arm.Params(a.Seed), NoStream: !stream,
-		Sandbox: box, Transcript: tf, CommandTimeout: seconds(arm.Budgets.CommandTimeoutSeconds),
+		Sandbox: box, Transcript: io.MultiWriter(tf, r.prog.transcriptTap(a)), CommandTimeout: seconds(arm.Budgets.CommandTimeoutSeconds),
 		Budgets: agent.Budgets{WallTime: seconds(arm.Budgets.WallSeconds), GeneratedTokens: arm.Budgets.GeneratedTokens, ToolCalls: arm.Budgets.ToolCalls},
 	})
 	if err != nil {
@@ -574,6 +576,7 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 	release()
 	// Grade every phase snapshot in a fresh container.
 	for i, s := range a.Snapshots {
+		r.prog.phase(a, fmt.Sprintf("grading phase %d", s.Phase))
 		g, err := r.grader.Grade(ctx, r.suite, c, s.Phase, snaps[i], grader.Labels{Run: r.run.ID, Attempt: a.ID})
 		if err != nil {
 			if ctx.Err() != nil {

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/term"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
+	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 	"github.com/evalctl/evalctl/sandbox"
@@ -78,7 +80,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		Progress: e.stderr, Live: live,
 	})
 	if res != nil {
-		fmt.Fprintf(e.stdout, "run directory: %s\n", res.Dir)
+		printRunEnd(ctx, e, res, err)
 	}
 	var pe *orchestrator.PlanError
 	if errors.As(err, &pe) {
@@ -108,4 +110,21 @@ func resolveCohort(arg string) (string, error) {
 		return "", usagef("%s is a %s run, not a cohort; see 'evalctl %s --help'", dir, r.Kind, r.Kind)
 	}
 	return dir, nil
+}
+
+// printRunEnd ends a run's output with the pooled table and the commands
+// that read the run further (a stopped run: the one that resumes it).
+func printRunEnd(ctx context.Context, e *env, res *orchestrator.Result, runErr error) {
+	fmt.Fprintf(e.stdout, "run directory: %s\n", res.Dir)
+	if in, err := report.Load(context.WithoutCancel(ctx), []string{res.Dir}, ""); err == nil {
+		if rep, err := report.Build(in, report.Options{}); err == nil {
+			fmt.Fprintln(e.stdout)
+			report.Write(e.stdout, rep, report.FormatTable)
+		}
+	}
+	fmt.Fprintf(e.stdout, "\nnext:\n")
+	if runErr != nil {
+		fmt.Fprintf(e.stdout, "  evalctl run --resume %s   # run what is left\n", res.Dir)
+	}
+	fmt.Fprintf(e.stdout, "  evalctl report %s --format html > report.html\n  evalctl view %s\n  evalctl show ATTEMPT-ID --run %s   # one attempt, by id or prefix\n", res.Dir, filepath.Dir(res.Dir), res.Dir)
 }
