@@ -64,6 +64,14 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *format == report.FormatHTML {
+		// The page also shows each arm's settings and server identity.
+		setup, err := report.LoadSetup(dirs)
+		if err != nil {
+			return err
+		}
+		return writeOut(e, *out, func(w io.Writer) error { return report.WriteHTMLWith(w, rep, setup) })
+	}
 	return writeOut(e, *out, func(w io.Writer) error { return report.Write(w, rep, *format) })
 }
 

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,6 +76,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/runs/{run}", s.summary)
 	mux.HandleFunc("GET /api/runs/{run}/report", s.report)
 	mux.HandleFunc("GET /api/runs/{run}/arms", s.arms)
+	mux.HandleFunc("GET /runs/{run}/report.html", s.htmlReport)
 	mux.HandleFunc("GET /api/runs/{run}/attempts/{attempt}", s.attempt)
 	return mux
 }
@@ -89,6 +91,42 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 		list = []runstore.Summary{}
 	}
 	writeJSON(w, list)
+}
+
+// htmlReport is 'evalctl report RUN --format html' with each grid cell
+// linking to its attempts in the viewer.
+func (s *Server) htmlReport(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("run")
+	dir, err := s.runDir(id)
+	if err != nil {
+		httpError(w, http.StatusNotFound, err)
+		return
+	}
+	body, err := s.build(r.Context(), dir, report.Options{})
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err)
+		return
+	}
+	var rep report.Report
+	if err := json.Unmarshal(body, &rep); err != nil {
+		httpError(w, http.StatusInternalServerError, err)
+		return
+	}
+	setup, err := report.LoadSetup([]string{dir})
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err)
+		return
+	}
+	setup.CellLink = func(c, arm string) string {
+		return "/#/run/" + url.PathEscape(id) + "/cell/" + url.PathEscape(c) + "/" + url.PathEscape(arm)
+	}
+	var buf bytes.Buffer
+	if err := report.WriteHTMLWith(&buf, &rep, setup); err != nil {
+		httpError(w, http.StatusInternalServerError, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(buf.Bytes())
 }
 
 func (s *Server) summary(w http.ResponseWriter, r *http.Request) {

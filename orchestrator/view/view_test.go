@@ -263,6 +263,20 @@ func TestViewerInChromium(t *testing.T) {
 	}
 	// Back to the run with the browser's history.
 	b.run(t, chromedp.NavigateBack(), chromedp.WaitVisible(`#attempts`, chromedp.ByQuery), chromedp.NavigateBack(), chromedp.WaitVisible(`#grid`, chromedp.ByQuery))
+	// The HTML report, opened through the viewer, links each cell to its
+	// attempts.
+	b.run(t, chromedp.Navigate(srv.URL+"/runs/"+runID+"/report.html"), chromedp.WaitVisible(`#chart-grid`, chromedp.ByQuery))
+	var links []*cdp.Node
+	b.run(t, chromedp.Nodes(`a.cell-link`, &links, chromedp.ByQueryAll))
+	if len(links) != len(rep.Cases)*len(rep.Arms) {
+		t.Errorf("%d linked cells in the HTML report, want %d", len(links), len(rep.Cases)*len(rep.Arms))
+	}
+	var h1 string
+	b.run(t, chromedp.Text(`h1`, &h1, chromedp.ByQuery))
+	if h1 != "evalctl report: fixture-ab" {
+		t.Errorf("HTML report title %q", h1)
+	}
+	b.run(t, chromedp.Navigate(srv.URL+"/#/run/"+runID+"/cell/adder/reference"), chromedp.WaitVisible(`#attempts tr a`, chromedp.ByQuery))
 }
 
 // TestViewerUpdatesRunningRun: a run page open while an attempt ends shows

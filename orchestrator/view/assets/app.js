@@ -139,7 +139,8 @@ function renderRun(id, summary, armsInfo, rep) {
   parts.push(el('h1', { id: 'run-title' }, `${summary.name} `, el('span', { class: 'muted' }, `(${summary.kind}, ${summary.state || 'state unknown'})`)));
   parts.push(el('p', { class: 'muted' }, `run ${summary.id} · created ${summary.created_at} · suite ${summary.suite_version} · `,
     el('span', { id: 'progress', 'data-scored': summary.scored, 'data-planned': summary.planned }, `${summary.scored ?? '-'} of ${summary.planned ?? '-'} attempts scored`),
-    rep.runs.length ? ` · outcomes under ${rep.runs.map((r) => r.graded_suite).join(', ')}` : ''));
+    rep.runs.length ? ` · outcomes under ${rep.runs.map((r) => r.graded_suite).join(', ')}` : '',
+    ' · ', el('a', { href: `/runs/${enc(id)}/report.html`, id: 'html-report' }, 'HTML report')));
   for (const m of rep.mixed || []) parts.push(el('div', { class: 'warn' }, 'mixed: ' + m));
   // Warnings the report carries (overlap of attempts that share hardware,
   // and whatever else it flags) are shown as they are.
