@@ -1,13 +1,17 @@
 package runstore
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/gofrs/flock"
 )
@@ -79,21 +83,51 @@ func List(root string) ([]Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
-	var out []Summary
+	var dirs []string
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		dir := filepath.Join(root, e.Name())
-		if !IsRunDir(dir) {
-			continue
-		}
-		s, err := Summarize(dir)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *s)
+		dirs = append(dirs, filepath.Join(root, e.Name()))
 	}
+	// Runs are summarised in parallel: each is a few small files.
+	out := make([]Summary, len(dirs))
+	ok := make([]bool, len(dirs))
+	errs := make([]error, len(dirs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < runtime.GOMAXPROCS(0)*2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if !IsRunDir(dirs[i]) {
+					continue
+				}
+				s, err := Summarize(dirs[i])
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				out[i], ok[i] = *s, true
+			}
+		}()
+	}
+	for i := range dirs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	kept := out[:0]
+	for i := range out {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if ok[i] {
+			kept = append(kept, out[i])
+		}
+	}
+	out = kept
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].CreatedAt != out[j].CreatedAt {
 			return out[i].CreatedAt > out[j].CreatedAt
@@ -136,7 +170,7 @@ func Summarize(dir string) (*Summary, error) {
 			}
 		}
 	}
-	events, err := st.Events()
+	events, err := listEvents(st)
 	if err != nil {
 		return nil, fmt.Errorf("read events of %s: %w", dir, err)
 	}
@@ -202,10 +236,43 @@ func Summarize(dir string) (*Summary, error) {
 	return s, nil
 }
 
+// listEvent is the part of an event a listing reads (no time to parse).
+type listEvent struct {
+	Kind    string `json:"kind"`
+	Attempt string `json:"attempt"`
+	Detail  string `json:"detail"`
+}
+
+// listEvents reads the event log as Events does (a torn last line is
+// ignored), keeping only kind, attempt and detail.
+func listEvents(st *Store) ([]listEvent, error) {
+	data, err := os.ReadFile(st.Path(EventsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []listEvent
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		var e listEvent
+		if json.Unmarshal(line, &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
 // cohortCounts counts scored attempts and ended slots from the event log,
 // which the runner appends after it wrote each record; a run without an
 // event log is counted from its attempt records.
-func cohortCounts(st *Store, events []Event) (scored, ended int, err error) {
+func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) {
 	registered := false
 	for _, e := range events {
 		if e.Kind == "registered" {

@@ -135,12 +135,29 @@ func (s *Server) summary(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, err)
 		return
 	}
-	sum, err := runstore.Summarize(dir)
-	if err != nil {
-		httpError(w, http.StatusInternalServerError, err)
+	// Cached per state of the run: a run without an event log is counted
+	// from its attempt records, which a page polling it must not repeat.
+	key, tok := "summary\x00"+dir, token(dir)
+	s.mu.Lock()
+	c := s.cache[key]
+	s.mu.Unlock()
+	if c == nil || c.token != tok {
+		c = &cached{token: tok}
+		var sum *runstore.Summary
+		if sum, c.err = runstore.Summarize(dir); c.err == nil {
+			c.body, c.err = json.Marshal(sum)
+		}
+		s.mu.Lock()
+		s.cache[key] = c
+		s.mu.Unlock()
+	}
+	if c.err != nil {
+		httpError(w, http.StatusInternalServerError, c.err)
 		return
 	}
-	writeJSON(w, sum)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Write(c.body)
 }
 
 // runDir finds a run under Root by its id (or directory name).

@@ -114,18 +114,20 @@ function schedule(gen, fn) {
 // ---- one run -----------------------------------------------------------
 
 async function runPage(gen, id) {
-  const [{ body: summary }, { body: arms }] = await Promise.all([getJSON(`/api/runs/${enc(id)}`), getJSON(`/api/runs/${enc(id)}/arms`)]);
-  if (gen !== generation) return;
-  setCrumbs(link('#/', 'runs'), summary.name);
-  document.title = `${summary.name} · evalctl view`;
   let etag = null;
+  let arms = null;
   const poll = async () => {
-    const res = await getJSON(`/api/runs/${enc(id)}/report`, etag);
+    // The report, the run's state and (once) the arms' settings, at once.
+    const [res, { body: s }, a] = await Promise.all([
+      getJSON(`/api/runs/${enc(id)}/report`, etag),
+      getJSON(`/api/runs/${enc(id)}`),
+      arms ? Promise.resolve({ body: arms }) : getJSON(`/api/runs/${enc(id)}/arms`)]);
     if (gen !== generation) return;
+    arms = a.body;
+    setCrumbs(link('#/', 'runs'), s.name);
+    document.title = `${s.name} · evalctl view`;
     if (!res.notModified) {
       etag = res.etag;
-      const { body: s } = await getJSON(`/api/runs/${enc(id)}`);
-      if (gen !== generation) return;
       renderRun(id, s, arms, res.body);
     }
     stamp();
@@ -138,7 +140,7 @@ function renderRun(id, summary, armsInfo, rep) {
   const parts = [];
   parts.push(el('h1', { id: 'run-title' }, `${summary.name} `, el('span', { class: 'muted' }, `(${summary.kind}, ${summary.state || 'state unknown'})`)));
   parts.push(el('p', { class: 'muted' }, `run ${summary.id} · created ${summary.created_at} · suite ${summary.suite_version} · `,
-    el('span', { id: 'progress', 'data-scored': summary.scored, 'data-planned': summary.planned }, `${summary.scored ?? '-'} of ${summary.planned ?? '-'} attempts scored`),
+    progressSpan(rep),
     rep.runs.length ? ` · outcomes under ${rep.runs.map((r) => r.graded_suite).join(', ')}` : '',
     ' · ', el('a', { href: `/runs/${enc(id)}/report.html`, id: 'html-report' }, 'HTML report')));
   for (const m of rep.mixed || []) parts.push(el('div', { class: 'warn' }, 'mixed: ' + m));
@@ -164,6 +166,14 @@ function renderRun(id, summary, armsInfo, rep) {
   parts.push(el('p', { class: 'muted' }, 'functional and delivered per case and arm; a cell lists its attempts.'));
   parts.push(gridTable(id, rep));
   app.replaceChildren(...parts);
+}
+
+// The run's scored and planned attempts, as the report counts them (the
+// sum over arms of scored and of planned slots).
+function progressSpan(rep) {
+  let scored = 0, planned = 0;
+  for (const a of rep.arms) { scored += a.scored; planned += a.attempts; }
+  return el('span', { id: 'progress', 'data-scored': scored, 'data-planned': planned }, `${scored} of ${planned} attempts scored`);
 }
 
 function armsTable(rep) {
