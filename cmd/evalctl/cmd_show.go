@@ -25,12 +25,12 @@ func cmdShow(ctx context.Context, e *env, args []string) error {
 	runArg := fs.String("run", "", "look the attempt up in this run only (a directory, id or unique prefix)")
 	reasoning := fs.Bool("reasoning", false, "show the model's reasoning (folded by default)")
 	full := fs.Bool("full", false, "never cut long output (default: 2000 bytes a block, with the true size)")
-	format := fs.String("format", "text", "output format: text, json")
+	format := fs.String("format", "text", "output format: text (or table), json")
 	pos, err := parseWithPositionals(fs, args)
 	if err != nil {
 		return err
 	}
-	if *format != "text" && *format != "json" {
+	if *format != "text" && *format != "table" && *format != "json" {
 		return usagef("unknown --format %q (want text or json)", *format)
 	}
 	var q inspect.Query

@@ -213,6 +213,8 @@ func TestViewerInChromium(t *testing.T) {
 		sameNumber(t, a.Arm+" delivered", b.attr(t, row+`td[data-field="delivered"]`, "data-value"), a.Delivered.Rate)
 		sameNumber(t, a.Arm+" decode_tps", b.attr(t, row+`td[data-field="decode_tps"]`, "data-value"), a.DecodeTPS)
 		sameNumber(t, a.Arm+" task_output_tps", b.attr(t, row+`td[data-field="task_output_tps"]`, "data-value"), a.TaskOutputTPS)
+		sameNumber(t, a.Arm+" decode_tps low", b.attr(t, row+`td[data-field="decode_tps"]`, "data-low"), a.DecodeTPSInterval.Low)
+		sameNumber(t, a.Arm+" task_output_tps high", b.attr(t, row+`td[data-field="task_output_tps"]`, "data-high"), a.TaskOutputTPSInterval.High)
 		sameNumber(t, a.Arm+" gain", b.attr(t, row+`td[data-field="decode_tps_gain_percent"]`, "data-value"), a.DecodeTPSGainPercent)
 		if got := b.attr(t, row+`td[data-field="functional"]`, "data-count"); got != strconv.Itoa(a.Functional.Count) {
 			t.Errorf("%s functional count %s, want %d", a.Arm, got, a.Functional.Count)
@@ -245,6 +247,10 @@ func TestViewerInChromium(t *testing.T) {
 	b.run(t, chromedp.Nodes(`#rate-chart line.whisker`, &whiskers, chromedp.ByQueryAll))
 	if len(whiskers) != 2*len(rep.Arms) {
 		t.Errorf("%d whiskers on the rate chart, want %d", len(whiskers), 2*len(rep.Arms))
+	}
+	b.run(t, chromedp.Nodes(`#speed-chart line.whisker`, &whiskers, chromedp.ByQueryAll))
+	if len(whiskers) != 2*len(rep.Arms) {
+		t.Errorf("%d whiskers on the speed chart, want %d", len(whiskers), 2*len(rep.Arms))
 	}
 	// A grid cell leads to its attempts, and an attempt to its page.
 	var cells []*cdp.Node

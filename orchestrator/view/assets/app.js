@@ -155,6 +155,7 @@ function renderRun(id, summary, armsInfo, rep) {
   parts.push(el('h2', {}, 'Arms'));
   parts.push(armsTable(rep));
   parts.push(rateBars(rep));
+  parts.push(speedBars(rep));
   parts.push(el('h2', {}, 'Arm settings and server identity'));
   parts.push(settingsTable(armsInfo));
   if ((rep.comparisons || []).length) {
@@ -176,6 +177,13 @@ function progressSpan(rep) {
   return el('span', { id: 'progress', 'data-scored': scored, 'data-planned': planned }, `${scored} of ${planned} attempts scored`);
 }
 
+// A pooled speed with its case bootstrap interval (when the report has one).
+function speedCell(field, v, iv, mark) {
+  const lo = iv ? iv.low : null, hi = iv ? iv.high : null;
+  const text = fmt(v, 2) + (isNum(lo) && isNum(hi) ? ` [${fmt(lo, 2)}, ${fmt(hi, 2)}]` : '') + mark;
+  return el('td', { class: 'num', 'data-field': field, 'data-value': v === null || v === undefined ? 'null' : String(v), 'data-low': String(lo ?? null), 'data-high': String(hi ?? null) }, text);
+}
+
 function armsTable(rep) {
   const head = ['arm', 'attempts', 'scored', 'functional', 'delivered', 'decode TPS', 'task TPS', 'decode gain', 'tokens', 'measured', 'median attempt s'];
   return el('table', { id: 'arms' },
@@ -186,8 +194,8 @@ function armsTable(rep) {
       fig('scored', a.scored, String(a.scored)),
       rateCell('functional', a.functional),
       rateCell('delivered', a.delivered),
-      fig('decode_tps', a.decode_tps, fmt(a.decode_tps, 2) + (a.timings_source && a.timings_source !== 'server' ? ` (${a.timings_source})` : '')),
-      fig('task_output_tps', a.task_output_tps, fmt(a.task_output_tps, 2)),
+      speedCell('decode_tps', a.decode_tps, a.decode_tps_interval, a.timings_source && a.timings_source !== 'server' ? ` (${a.timings_source})` : ''),
+      speedCell('task_output_tps', a.task_output_tps, a.task_output_tps_interval, ''),
       fig('decode_tps_gain_percent', a.decode_tps_gain_percent, isNum(a.decode_tps_gain_percent) ? (a.decode_tps_gain_percent >= 0 ? '+' : '') + a.decode_tps_gain_percent.toFixed(1) + '%' : '-'),
       fig('native_output_tokens', a.native_output_tokens, a.native_output_tokens ?? '-'),
       fig('measured', a.measured, `${a.measured}${a.unmeasured ? ` (+${a.unmeasured} unknown)` : ''}`),
@@ -283,6 +291,17 @@ function rateBars(rep) {
     items.push({ label: `${a.arm} delivered`, value: a.delivered.rate, low: a.delivered.wilson_low, high: a.delivered.wilson_high, colour: '#4fd1c5' });
   }
   return el('div', {}, barChart('rate-chart', 'Success rates with Wilson 95% intervals', items, 0, 1, (v) => Math.round(v * 100) + '%'));
+}
+
+function speedBars(rep) {
+  const items = [];
+  for (const a of rep.arms) {
+    const d = a.decode_tps_interval || {}, t = a.task_output_tps_interval || {};
+    items.push({ label: `${a.arm} decode`, value: a.decode_tps, low: d.low, high: d.high, colour: '#4299e1' });
+    items.push({ label: `${a.arm} task`, value: a.task_output_tps, low: t.low, high: t.high, colour: '#90cdf4' });
+  }
+  const hi = niceCeil(Math.max(1, ...items.flatMap((i) => [i.value, i.high]).filter(isNum)));
+  return el('div', {}, barChart('speed-chart', 'Pooled decode and task-output TPS, 95% case bootstrap intervals', items, 0, hi, (v) => String(Math.round(v))));
 }
 
 function niceCeil(v) {
