@@ -25,6 +25,19 @@ type armProgress struct {
 	scored, funcOK, delivOK int
 }
 
+// Write prints lines (a model server starting, a warning) on the progress
+// output: above the live display while it runs, so they do not tear it.
+func (p *progress) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	s := p.screen
+	p.mu.Unlock()
+	if s != nil {
+		s.scroll(string(b))
+		return len(b), nil
+	}
+	return p.w.Write(b)
+}
+
 // setArms gives the display each arm's planned attempts (plan order) and
 // how many are left to run (todo), so that each arm gets its own line.
 func (p *progress) setArms(plan *Plan, todo []*runstore.Attempt) {

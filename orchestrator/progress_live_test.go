@@ -73,10 +73,14 @@ func replay(t *testing.T, p *progress, c *clock) {
 	}
 	p.setArms(&plan, todo)
 	p.start(0)
-	for _, a := range all {
+	for i, a := range all {
 		running := *a
 		running.State = runstore.Running
 		p.begin(&running)
+		if i == 0 {
+			// What else writes on the progress output (servers.go).
+			io.WriteString(p, "08:00:00 starting model server q4 for arm reference (log servers/001-q4.log)\n")
+		}
 		transcript, err := os.ReadFile(filepath.Join(st.AttemptDir(a.ID), runstore.TranscriptFile))
 		if err != nil {
 			t.Fatal(err)
@@ -202,6 +206,7 @@ func TestProgressLiveTerminal(t *testing.T) {
 	checkGolden(t, "progress-live.golden", got)
 	for _, want := range []string{
 		"completed [1/4] reference adder repeat-1: functional=true delivered=true",
+		"08:00:00 starting model server q4 for arm reference",
 		"reference", "2/2 done  functional 2/2  delivered 2/2",
 		"flawed", "2/2 done  functional 1/2  delivered 1/2",
 		"[4/4]  elapsed 4m0s  ETA 0s",

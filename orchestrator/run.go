@@ -215,11 +215,12 @@ func newRunner(opts Options, plan *Plan, suite *tasks.Suite, store *runstore.Sto
 	if gc < 1 {
 		gc = 1
 	}
+	prog := newProgress(opts.Progress, opts.Live, len(plan.Slots))
 	return &runner{
 		opts: opts, plan: plan, suite: suite, store: store, run: run, image: img,
 		grader: grader.New(opts.Engine, img.Ref, img.ID, grader.Options{Concurrency: gc}),
-		prog:   newProgress(opts.Progress, opts.Live, len(plan.Slots)),
-		servers: &servers{dir: store.Path("servers"), evalctl: opts.Evalctl, progress: opts.Progress,
+		prog:   prog,
+		servers: &servers{dir: store.Path("servers"), evalctl: opts.Evalctl, progress: prog,
 			hashes: serving.DefaultHashCache(), events: store.AppendEvent},
 	}
 }

@@ -10,8 +10,10 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/gofrs/flock"
 )
@@ -350,13 +352,28 @@ func fromAttempts(st *Store, s *Summary) (int, error) {
 	return len(slots), nil
 }
 
-// locked reports whether a runner holds the run's lock. It never creates a
-// lock file; taking the lock for the instant of the test is harmless since
-// a runner that starts then fails with ErrLocked, as with any reader race.
+// locked reports whether a runner holds the run's lock. It reads the
+// kernel's table of locks (/proc/locks) rather than trying the lock, so a
+// listing never makes a runner starting at that instant fail; where that
+// table is missing it tries the lock for an instant.
 func locked(st *Store) bool {
 	p := st.Path(lockFile)
-	if _, err := os.Stat(p); err != nil {
+	fi, err := os.Stat(p)
+	if err != nil {
 		return false
+	}
+	if ino, ok := inode(fi); ok {
+		if table, err := os.ReadFile("/proc/locks"); err == nil {
+			suffix := ":" + strconv.FormatUint(ino, 10)
+			for _, line := range strings.Split(string(table), "\n") {
+				f := strings.Fields(line)
+				// "1: FLOCK  ADVISORY  WRITE 6224 fe:00:9986177 0 EOF"
+				if len(f) >= 6 && f[1] == "FLOCK" && strings.HasSuffix(f[5], suffix) && strings.Count(f[5], ":") == 2 {
+					return true
+				}
+			}
+			return false
+		}
 	}
 	l := flock.New(p)
 	ok, err := l.TryLock()
@@ -368,6 +385,14 @@ func locked(st *Store) bool {
 		return false
 	}
 	return true
+}
+
+func inode(fi os.FileInfo) (uint64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return uint64(st.Ino), true
 }
 
 // ErrNoRun is returned by Resolve when nothing matches.
@@ -390,6 +415,15 @@ func Resolve(root, arg string) (string, error) {
 			return "", fmt.Errorf("%w; 'evalctl runs' lists runs by name and id", err)
 		}
 		return arg, nil
+	}
+	return Lookup(root, arg)
+}
+
+// Lookup finds a run under root only, by directory name, id, or a unique
+// prefix of either; arg is never taken as a path.
+func Lookup(root, arg string) (string, error) {
+	if arg == "" || strings.ContainsAny(arg, `/\`) || arg == "." || arg == ".." {
+		return "", fmt.Errorf("run %q: %w", arg, ErrNoRun)
 	}
 	entries, err := os.ReadDir(root)
 	if err != nil {

@@ -176,10 +176,7 @@ func (s *Server) runDir(id string) (string, error) {
 		}
 		return "", fmt.Errorf("run %q: %w", id, runstore.ErrNoRun)
 	}
-	if strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
-		return "", fmt.Errorf("run %q: %w", id, runstore.ErrNoRun)
-	}
-	return runstore.Resolve(s.Root, id)
+	return runstore.Lookup(s.Root, id)
 }
 
 // token says which state of the run directory a report was built from:
