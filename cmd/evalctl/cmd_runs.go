@@ -76,6 +76,9 @@ func cmdRuns(ctx context.Context, e *env, args []string) error {
 	if len(pos) == 1 {
 		root = pos[0]
 	}
+	if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
+		return usagef("no folder of runs at %s: give one ('evalctl runs DIR') or set EVALCTL_RUNS", root)
+	}
 	list, err := runstore.List(root)
 	if err != nil {
 		return err

@@ -185,6 +185,7 @@ func TestRunLookup(t *testing.T) {
 		{"by id prefix", []string{"report", "0192a", "--format", "json"}, 0, `"graded_suite": "dev@1.0.0"`, ""},
 		{"by name prefix", []string{"report", "mtp4-vs", "--format", "json"}, 0, `"graded_suite": "dev@1.0.0"`, ""},
 		{"ambiguous prefix", []string{"report", "0192"}, 2, "", "matches 4 runs"},
+		{"runs of a missing folder", []string{"runs", filepath.Join(root, "nope")}, 2, "", "no folder of runs at " + filepath.Join(root, "nope")},
 		{"no such run", []string{"report", "nosuchrun"}, 2, "", `run "nosuchrun": no such run under ` + root},
 		{"a folder of runs: its cohorts", []string{"report", root, "--format", "json"}, 0, `"id": "0192a000-0000-7000-8000-000000000001"`, ""},
 		{"export by prefix", []string{"export", "mtp4-vs", "--out", filepath.Join(t.TempDir(), "x")}, 0, "exported 1 run(s)", ""},
