@@ -51,7 +51,7 @@ func checkGolden(t *testing.T, name, got string) {
 // replay drives a display with the recorded run's attempts in slot order,
 // as the runner would: begin, the agent's transcript through the tap,
 // grading, end; a minute of clock per attempt.
-func replay(t *testing.T, p *progress, c *clock) {
+func replay(t *testing.T, p *progress, c *clock, grading func(i int)) {
 	t.Helper()
 	st, err := runstore.Open(recordedRun)
 	if err != nil {
@@ -93,6 +93,9 @@ func replay(t *testing.T, p *progress, c *clock) {
 			transcript = transcript[n:]
 		}
 		p.phase(&running, "grading phase 1")
+		if grading != nil {
+			grading(i)
+		}
 		c.add(time.Minute)
 		grades, err := st.Grades(a, run.Suite.Name+"@"+run.Suite.Version)
 		if err != nil {
@@ -181,7 +184,7 @@ func TestProgressLiveTerminal(t *testing.T) {
 	if err := pty.Setsize(master, &pty.Winsize{Rows: 40, Cols: 140}); err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
+	var out lockedBuffer
 	copied := make(chan struct{})
 	go func() {
 		io.Copy(&out, master)
@@ -195,7 +198,24 @@ func TestProgressLiveTerminal(t *testing.T) {
 	c := newClock(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
 	p := newProgress(slave, true, 4)
 	p.now = c.now
-	replay(t, p, c)
+	// While the second attempt is graded, the screen shows a line per arm,
+	// the attempt's phase and the pooled line with an ETA from the first.
+	mid := ""
+	replay(t, p, c, func(i int) {
+		if i != 1 {
+			return
+		}
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+			select {
+			case refresh <- time.Now():
+			case <-time.After(100 * time.Millisecond):
+			}
+			if scr := screen(out.String()); strings.Contains(scr, "now: reference/tsadd/repeat-1: grading phase 1") {
+				mid = scr
+				return
+			}
+		}
+	})
 	slave.Close()
 	select {
 	case <-copied:
@@ -204,6 +224,12 @@ func TestProgressLiveTerminal(t *testing.T) {
 	}
 	got := screen(out.String())
 	checkGolden(t, "progress-live.golden", got)
+	for _, want := range []string{"reference  [", "1/2 done  functional 1/1  delivered 1/1", "flawed     [", "0/2 done  functional 0/0  delivered 0/0",
+		"now: reference/tsadd/repeat-1: grading phase 1", "[1/4]  elapsed 1m0s  ETA 3m0s"} {
+		if !strings.Contains(mid, want) {
+			t.Errorf("mid-run screen lacks %q:\n%s", want, mid)
+		}
+	}
 	for _, want := range []string{
 		"completed [1/4] reference adder repeat-1: functional=true delivered=true",
 		"08:00:00 starting model server q4 for arm reference",
@@ -262,6 +288,6 @@ func TestProgressPlainRecorded(t *testing.T) {
 	c := newClock(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
 	p := newProgress(&buf, false, 4)
 	p.now = c.now
-	replay(t, p, c)
+	replay(t, p, c, nil)
 	checkGolden(t, "progress-plain.golden", buf.String())
 }

@@ -19,7 +19,7 @@ import (
 )
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "run", "run --plan PLAN.yaml [--out DIR] | run --resume RUNDIR [--replace-infra] | run --cancel RUNDIR")
+	fs := newFlags(e, "run", "run --plan PLAN.yaml [--out DIR] | run --resume RUN [--replace-infra] | run --cancel RUN | run --help-plan (every plan field)")
 	planFile := fs.String("plan", "", "plan file to register and run")
 	out := fs.String("out", "runs", "directory under which the run directory is created")
 	resumeDir := fs.String("resume", "", "run directory to resume")
