@@ -73,6 +73,7 @@ func (s *Server) Handler() http.Handler {
 		w.Write([]byte(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" fill="#2b6cb0"/></svg>`))
 	})
 	mux.HandleFunc("GET /api/runs", s.runs)
+	mux.HandleFunc("GET /api/report", s.multiReport)
 	mux.HandleFunc("GET /api/runs/{run}", s.summary)
 	mux.HandleFunc("GET /api/runs/{run}/report", s.report)
 	mux.HandleFunc("GET /api/runs/{run}/arms", s.arms)
@@ -102,7 +103,7 @@ func (s *Server) htmlReport(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, err)
 		return
 	}
-	body, err := s.build(r.Context(), dir, report.Options{})
+	body, err := s.build(r.Context(), []string{dir}, report.Options{})
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, err)
 		return
@@ -198,9 +199,39 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, err)
 		return
 	}
-	opts := report.Options{Suite: r.URL.Query().Get("suite"), Baseline: r.URL.Query().Get("baseline")}
-	key := dir + "\x00" + opts.Suite + "\x00" + opts.Baseline
-	tok := fmt.Sprintf("%q", token(dir)+opts.Suite+"|"+opts.Baseline)
+	s.serveReport(w, r, []string{dir})
+}
+
+// multiReport pools several runs, as 'evalctl report RUN RUN...' does:
+// /api/report?run=A&run=B.
+func (s *Server) multiReport(w http.ResponseWriter, r *http.Request) {
+	ids := r.URL.Query()["run"]
+	if len(ids) == 0 {
+		httpError(w, http.StatusBadRequest, errors.New("name the runs to pool: ?run=ID&run=ID"))
+		return
+	}
+	var dirs []string
+	for _, id := range ids {
+		dir, err := s.runDir(id)
+		if err != nil {
+			httpError(w, http.StatusNotFound, err)
+			return
+		}
+		dirs = append(dirs, dir)
+	}
+	s.serveReport(w, r, dirs)
+}
+
+// serveReport answers with the report JSON of dirs, built once per state
+// of the run directories (304 when the page already has it).
+func (s *Server) serveReport(w http.ResponseWriter, r *http.Request, dirs []string) {
+	opts := report.Options{Suite: r.URL.Query().Get("suite"), Baseline: r.URL.Query().Get("baseline"), AllowMixed: r.URL.Query().Get("allow_mixed") == "true"}
+	key := strings.Join(dirs, "\x00") + "\x00" + opts.Suite + "\x00" + opts.Baseline + "\x00" + fmt.Sprint(opts.AllowMixed)
+	var tb strings.Builder
+	for _, d := range dirs {
+		tb.WriteString(token(d))
+	}
+	tok := fmt.Sprintf("%q", tb.String()+opts.Suite+"|"+opts.Baseline+"|"+fmt.Sprint(opts.AllowMixed))
 	if r.Header.Get("If-None-Match") == tok {
 		w.WriteHeader(http.StatusNotModified)
 		return
@@ -209,7 +240,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 	c := s.cache[key]
 	if c == nil || c.token != tok {
 		c = &cached{token: tok}
-		c.body, c.err = s.build(r.Context(), dir, opts)
+		c.body, c.err = s.build(r.Context(), dirs, opts)
 		if r.Context().Err() == nil {
 			s.cache[key] = c
 		}
@@ -217,7 +248,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if c.err != nil {
 		status := http.StatusInternalServerError
-		if errors.Is(c.err, report.ErrUnknownArm) {
+		if errors.Is(c.err, report.ErrUnknownArm) || errors.Is(c.err, report.ErrMixed) {
 			status = http.StatusBadRequest
 		}
 		httpError(w, status, c.err)
@@ -229,18 +260,20 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 	w.Write(c.body)
 }
 
-// build is 'evalctl report DIR --format json'.
-func (s *Server) build(ctx context.Context, dir string, opts report.Options) ([]byte, error) {
-	st, err := runstore.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	run, err := st.ReadRun()
-	if err != nil {
-		return nil, err
-	}
-	if run.Kind != "" && run.Kind != "cohort" {
-		return nil, fmt.Errorf("run %s is a %s run: 'evalctl %s report %s' reports it", run.ID, run.Kind, run.Kind, dir)
+// build is 'evalctl report DIR... --format json'.
+func (s *Server) build(ctx context.Context, dirs []string, opts report.Options) ([]byte, error) {
+	for _, dir := range dirs {
+		st, err := runstore.Open(dir)
+		if err != nil {
+			return nil, err
+		}
+		run, err := st.ReadRun()
+		if err != nil {
+			return nil, err
+		}
+		if run.Kind != "" && run.Kind != "cohort" {
+			return nil, fmt.Errorf("run %s is a %s run: 'evalctl %s report %s' reports it", run.ID, run.Kind, run.Kind, dir)
+		}
 	}
 	d := s.BuildTimeout
 	if d == 0 {
@@ -248,7 +281,7 @@ func (s *Server) build(ctx context.Context, dir string, opts report.Options) ([]
 	}
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	in, err := report.Load(ctx, []string{dir}, opts.Suite)
+	in, err := report.Load(ctx, dirs, opts.Suite)
 	if err != nil {
 		return nil, err
 	}

@@ -384,3 +384,85 @@ func TestViewerAPI(t *testing.T) {
 		}
 	}
 }
+
+// secondRun copies the run in dir to a sibling with another id, as a second
+// run of the same plan, and returns its id.
+func secondRun(t *testing.T, dir string) string {
+	t.Helper()
+	const id2 = "01a230a6-ffff-7a5b-8772-8ca68c6bda0a"
+	dst := filepath.Join(filepath.Dir(dir), "fixture-ab-"+id2)
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if d.Name() == "run.json" || d.Name() == "attempt.json" {
+			data = bytes.ReplaceAll(data, []byte(runID), []byte(id2))
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id2
+}
+
+// TestViewerPoolsRuns: two runs picked on the runs page are pooled as
+// 'evalctl report A B' pools them, figure for figure, and a cell lists the
+// attempts of both.
+func TestViewerPoolsRuns(t *testing.T) {
+	root, dir := copyRun(t)
+	id2 := secondRun(t, dir)
+	srv := httptest.NewServer(New(root).Handler())
+	defer srv.Close()
+	dir2 := filepath.Join(root, "fixture-ab-"+id2)
+	in, err := report.Load(context.Background(), []string{dir, dir2}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := report.Build(in, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	report.WriteJSON(&want, built)
+	res, err := http.Get(srv.URL + "/api/report?run=" + runID + "&run=" + id2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	got.ReadFrom(res.Body)
+	res.Body.Close()
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("pooled JSON differs from the report's (status %d)", res.StatusCode)
+	}
+	var rep report.Report
+	json.Unmarshal(want.Bytes(), &rep)
+
+	b := newBrowser(t)
+	b.run(t, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(`#runs input.pick`, chromedp.ByQuery),
+		chromedp.Click(`tr[data-run="`+runID+`"] input.pick`, chromedp.ByQuery), chromedp.Click(`tr[data-run="`+id2+`"] input.pick`, chromedp.ByQuery),
+		chromedp.Click(`#compare`, chromedp.ByQuery), chromedp.WaitVisible(`#grid`, chromedp.ByQuery))
+	for _, a := range rep.Arms {
+		row := `#arms tr[data-arm="` + a.Arm + `"] `
+		sameNumber(t, a.Arm+" pooled functional", b.attr(t, row+`td[data-field="functional"]`, "data-value"), a.Functional.Rate)
+		sameNumber(t, a.Arm+" pooled decode_tps", b.attr(t, row+`td[data-field="decode_tps"]`, "data-value"), a.DecodeTPS)
+		if got := b.attr(t, row+`td[data-field="scored"]`, "data-value"); got != "4" {
+			t.Errorf("%s pooled scored %s, want 4 (2 runs x 2 cases)", a.Arm, got)
+		}
+	}
+	b.run(t, chromedp.Click(`#grid td.cell[data-arm="flawed"][data-case="tsadd"] a`, chromedp.ByQuery), chromedp.WaitVisible(`#attempts`, chromedp.ByQuery))
+	var rows []*cdp.Node
+	b.run(t, chromedp.Nodes(`#attempts tbody tr`, &rows, chromedp.ByQueryAll))
+	if len(rows) != 2 {
+		t.Errorf("the pooled cell lists %d attempts, want 2", len(rows))
+	}
+	b.run(t, chromedp.Click(`#attempts tr[data-attempt] a`, chromedp.ByQuery), chromedp.WaitVisible(`#transcript`, chromedp.ByQuery))
+}

@@ -86,6 +86,7 @@ async function runsPage(gen) {
   const { body: runs } = await getJSON('/api/runs');
   if (gen !== generation) return;
   const rows = runs.map((r) => el('tr', { 'data-run': r.id },
+    el('td', {}, r.kind === 'cohort' ? el('input', { type: 'checkbox', class: 'pick', value: r.id, title: 'pool with other runs' }) : ''),
     el('td', {}, link(`#/run/${enc(r.id)}`, r.name)),
     el('td', { class: 'muted' }, r.id),
     el('td', {}, r.kind + (r.regrades ? ` +${r.regrades} regrade(s)` : '')),
@@ -98,10 +99,14 @@ async function runsPage(gen) {
     el('h1', {}, `Runs (${runs.length})`),
     runs.length === 0 ? el('p', { class: 'muted' }, 'No runs here.') :
       el('table', { id: 'runs' },
-        el('thead', {}, el('tr', {}, ...['name', 'id', 'kind', 'created', 'state', 'arms', 'scored/planned', 'suite'].map((h) => el('th', {}, h)))),
-        el('tbody', {}, rows)));
+        el('thead', {}, el('tr', {}, ...['', 'name', 'id', 'kind', 'created', 'state', 'arms', 'scored/planned', 'suite'].map((h) => el('th', {}, h)))),
+        el('tbody', {}, rows)),
+    runs.length > 1 ? el('p', {}, el('button', { id: 'compare', onclick: () => {
+      const ids = [...document.querySelectorAll('input.pick:checked')].map((c) => c.value);
+      if (ids.length) location.hash = `#/compare/${ids.map(enc).join(',')}`;
+    } }, 'Pool the selected runs'), el('span', { class: 'muted' }, ' (as evalctl report RUN RUN... does; their arms are compared)')) : null);
   stamp();
-  schedule(gen, () => runsPage(gen));
+  schedule(gen, () => (document.querySelector('input.pick:checked') ? Promise.resolve() : runsPage(gen)));
 }
 
 function schedule(gen, fn) {
@@ -165,7 +170,7 @@ function renderRun(id, summary, armsInfo, rep) {
   }
   parts.push(el('h2', {}, 'Per case'));
   parts.push(el('p', { class: 'muted' }, 'functional and delivered per case and arm; a cell lists its attempts.'));
-  parts.push(gridTable(id, rep));
+  parts.push(gridTable(`#/run/${enc(id)}`, rep));
   app.replaceChildren(...parts);
 }
 
@@ -326,7 +331,7 @@ function cellColour(rate) {
   return `rgb(${r},${g},${b})`;
 }
 
-function gridTable(id, rep) {
+function gridTable(base, rep) {
   const arms = rep.arms.map((a) => a.arm);
   return el('table', { id: 'grid' },
     el('thead', {}, el('tr', {}, el('th', {}, 'case'), ...arms.map((a) => el('th', {}, a)))),
@@ -336,17 +341,49 @@ function gridTable(id, rep) {
         const ca = c.arms.find((x) => x.arm === a);
         if (!ca) return el('td', { class: 'muted' }, '-');
         return el('td', { class: 'cell', 'data-arm': a, 'data-case': c.case, 'data-value': String(ca.functional.rate), style: `background:${cellColour(ca.functional.rate)}` },
-          link(`#/run/${enc(id)}/cell/${enc(c.case)}/${enc(a)}`,
+          link(`${base}/cell/${enc(c.case)}/${enc(a)}`,
             `F ${ca.functional.count}/${ca.functional.of} · D ${ca.delivered.count}/${ca.delivered.of}` + (ca.unscored ? ` · ${ca.unscored} unscored` : '')));
       })))));
 }
 
+// ---- several runs pooled ----------------------------------------------
+
+function reportURL(ids) {
+  return ids.length === 1 ? `/api/runs/${enc(ids[0])}/report` : '/api/report?' + ids.map((i) => 'run=' + enc(i)).join('&');
+}
+
+async function comparePage(gen, ids) {
+  let etag = null;
+  const base = `#/compare/${ids.map(enc).join(',')}`;
+  const poll = async () => {
+    const res = await getJSON(reportURL(ids), etag);
+    if (gen !== generation) return;
+    setCrumbs(link('#/', 'runs'), `${ids.length} runs pooled`);
+    document.title = `${ids.length} runs · evalctl view`;
+    if (!res.notModified) {
+      etag = res.etag;
+      const rep = res.body;
+      const names = rep.runs.map((r) => `${r.name || r.id} (${r.id})`).join(' + ');
+      const parts = [el('h1', { id: 'run-title' }, 'Pooled: ' + names), el('p', { class: 'muted' }, progressSpan(rep))];
+      for (const m of rep.mixed || []) parts.push(el('div', { class: 'warn' }, 'mixed: ' + m));
+      for (const n of rep.notes || []) parts.push(el('div', { class: 'warn note' }, n));
+      parts.push(el('h2', {}, 'Arms'), armsTable(rep), rateBars(rep), speedBars(rep));
+      if ((rep.comparisons || []).length) parts.push(el('h2', {}, `Against the baseline ${rep.baseline}`), comparisonsTable(rep), ratioBars(rep));
+      parts.push(el('h2', {}, 'Per case'), gridTable(base, rep));
+      app.replaceChildren(...parts);
+    }
+    stamp();
+    schedule(gen, poll);
+  };
+  await poll();
+}
+
 // ---- one cell: the attempts of a case under an arm ---------------------
 
-async function cellPage(gen, id, kase, arm) {
-  const { body: rep } = await getJSON(`/api/runs/${enc(id)}/report`);
+async function cellPage(gen, ids, base, kase, arm) {
+  const { body: rep } = await getJSON(reportURL(ids));
   if (gen !== generation) return;
-  setCrumbs(link('#/', 'runs'), link(`#/run/${enc(id)}`, rep.runs[0] ? id : id), `${kase} · ${arm}`);
+  setCrumbs(link('#/', 'runs'), link(base, ids.length === 1 ? (rep.runs[0] && rep.runs[0].name) || ids[0] : `${ids.length} runs pooled`), `${kase} · ${arm}`);
   const c = rep.cases.find((x) => x.case === kase);
   const ca = c && c.arms.find((x) => x.arm === arm);
   if (!ca) throw new Error(`no case ${kase} under arm ${arm} in this run`);
@@ -505,7 +542,9 @@ function route() {
   let page;
   if (parts.length === 0) page = runsPage(gen);
   else if (parts[0] === 'run' && parts.length === 2) page = runPage(gen, parts[1]);
-  else if (parts[0] === 'run' && parts[2] === 'cell' && parts.length === 5) page = cellPage(gen, parts[1], parts[3], parts[4]);
+  else if (parts[0] === 'run' && parts[2] === 'cell' && parts.length === 5) page = cellPage(gen, [parts[1]], `#/run/${enc(parts[1])}`, parts[3], parts[4]);
+  else if (parts[0] === 'compare' && parts.length === 2) page = comparePage(gen, parts[1].split(','));
+  else if (parts[0] === 'compare' && parts[2] === 'cell' && parts.length === 5) page = cellPage(gen, parts[1].split(','), `#/compare/${parts[1].split(',').map(enc).join(',')}`, parts[3], parts[4]);
   else if (parts[0] === 'run' && parts[2] === 'attempt' && parts.length === 4) page = attemptPage(gen, parts[1], parts[3]);
   else page = Promise.reject(new Error('no such page: ' + location.hash));
   page.catch((err) => { if (gen === generation) showError(err); });
