@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -262,6 +263,9 @@ func TestViewerInChromium(t *testing.T) {
 	b.run(t, chromedp.Click(`#attempts tr a`, chromedp.ByQuery), chromedp.WaitVisible(`#transcript`, chromedp.ByQuery))
 	var page string
 	b.run(t, chromedp.Text(`#app`, &page, chromedp.ByQuery))
+	if regexp.MustCompile(`(^|[^/])\bnull\b|undefined|NaN`).MatchString(page) {
+		t.Errorf("attempt page shows null or undefined:\n%s", page)
+	}
 	for _, want := range []string{"flawed · tsadd · repeat-1", "functional false", "response 1", "tool bash", "FAILED", "sums fractions", "answer/src/sum.ts"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("attempt page lacks %q", want)

@@ -29,6 +29,11 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
+// render shows a page's parts, leaving out the absent ones.
+function render(...parts) {
+  app.replaceChildren(...parts.flat().filter((p) => p !== null && p !== undefined && p !== false));
+}
+
 function svgEl(tag, attrs, ...children) {
   const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
@@ -71,7 +76,7 @@ async function getJSON(url, etag) {
 }
 
 function showError(err) {
-  app.replaceChildren(el('div', { class: 'err', id: 'error' }, String(err && err.message ? err.message : err)));
+  render(el('div', { class: 'err', id: 'error' }, String(err && err.message ? err.message : err)));
 }
 
 function stamp() {
@@ -95,7 +100,7 @@ async function runsPage(gen) {
     el('td', {}, (r.arms || []).join(', ') || '-'),
     fig('scored', r.scored, `${r.scored ?? '-'}/${r.planned ?? '-'}`),
     el('td', {}, r.suite_version || '-')));
-  app.replaceChildren(
+  render(
     el('h1', {}, `Runs (${runs.length})`),
     runs.length === 0 ? el('p', { class: 'muted' }, 'No runs here.') :
       el('table', { id: 'runs' },
@@ -171,7 +176,7 @@ function renderRun(id, summary, armsInfo, rep) {
   parts.push(el('h2', {}, 'Per case'));
   parts.push(el('p', { class: 'muted' }, 'functional and delivered per case and arm; a cell lists its attempts.'));
   parts.push(gridTable(`#/run/${enc(id)}`, rep));
-  app.replaceChildren(...parts);
+  render(...parts);
 }
 
 // The run's scored and planned attempts, as the report counts them (the
@@ -370,7 +375,7 @@ async function comparePage(gen, ids) {
       parts.push(el('h2', {}, 'Arms'), armsTable(rep), rateBars(rep), speedBars(rep));
       if ((rep.comparisons || []).length) parts.push(el('h2', {}, `Against the baseline ${rep.baseline}`), comparisonsTable(rep), ratioBars(rep));
       parts.push(el('h2', {}, 'Per case'), gridTable(base, rep));
-      app.replaceChildren(...parts);
+      render(...parts);
     }
     stamp();
     schedule(gen, poll);
@@ -388,7 +393,7 @@ async function cellPage(gen, ids, base, kase, arm) {
   const ca = c && c.arms.find((x) => x.arm === arm);
   if (!ca) throw new Error(`no case ${kase} under arm ${arm} in this run`);
   const b = (v) => (v === null || v === undefined ? 'null' : String(v));
-  app.replaceChildren(
+  render(
     el('h1', {}, `${kase} under ${arm}`),
     el('table', { id: 'cell-stats' }, el('tbody', {},
       el('tr', {}, el('th', {}, 'functional'), rateCell('functional', ca.functional)),
@@ -512,7 +517,7 @@ async function attemptPage(gen, id, aid) {
   const outcomes = (d.outcomes || []).map((o) => el('li', { 'data-suite': o.suite },
     `${o.suite}: `, o.outcome ? el('span', {}, el('span', { class: o.outcome.functional ? 'ok' : 'bad', 'data-field': 'functional' }, `functional ${o.outcome.functional}`), ', ',
       el('span', { class: o.outcome.delivered ? 'ok' : 'bad', 'data-field': 'delivered' }, `delivered ${o.outcome.delivered}`)) : (o.ungraded ? 'ungraded' : 'unscored')));
-  app.replaceChildren(
+  render(
     el('h1', { id: 'attempt-title' }, `${a.arm} · ${a.case} · ${a.repeat}`),
     el('p', { class: 'muted' }, `attempt ${a.id} · ${a.state}${a.replacement_of ? ' · replaces ' + a.replacement_of : ''} · seed ${a.seed} · slot ${a.slot}` +
       (a.endpoint ? ` · ${a.endpoint.base_url} model ${a.endpoint.model}${a.endpoint.build_info ? ' build ' + a.endpoint.build_info : ''}` : '')),
