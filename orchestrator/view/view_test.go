@@ -203,6 +203,11 @@ func TestViewerInChromium(t *testing.T) {
 	b.run(t, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(`#runs tr[data-run="`+runID+`"] a`, chromedp.ByQuery))
 	// Run page, by following the link.
 	b.run(t, chromedp.Click(`#runs tr[data-run="`+runID+`"] a`, chromedp.ByQuery), chromedp.WaitVisible(`#grid`, chromedp.ByQuery))
+	var runText string
+	b.run(t, chromedp.Text(`#app`, &runText, chromedp.ByQuery))
+	if regexp.MustCompile(`(^|[^/])\bnull\b|undefined|NaN`).MatchString(runText) {
+		t.Errorf("run page shows null, undefined or NaN:\n%s", runText)
+	}
 	var title string
 	b.run(t, chromedp.Text(`#run-title`, &title, chromedp.ByQuery))
 	if !strings.HasPrefix(title, "fixture-ab") {
