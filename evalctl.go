@@ -13,3 +13,10 @@ import "embed"
 //
 //go:embed cases
 var DevSuite embed.FS
+
+// PlanReference is docs/plan.md, the reference of every plan, arm, profile
+// and screen-spec field, generated from the types ('go generate
+// ./orchestrator'); 'evalctl run --help-plan' prints it.
+//
+//go:embed docs/plan.md
+var PlanReference string

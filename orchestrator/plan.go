@@ -5,13 +5,11 @@
 package orchestrator
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/serving"
+	"github.com/evalctl/evalctl/orchestrator/yamlcheck"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -49,19 +48,33 @@ type Plan struct {
 // Repeat maps a repeat label to its seed: the same label means the same seed
 // in every arm, which is what makes attempts paired.
 type Repeat struct {
+	// Label names the repeat (e.g. repeat-1).
 	Label string `json:"label" yaml:"label"`
-	Seed  int64  `json:"seed" yaml:"seed"`
+	// Seed is sent with every request of the repeat's attempts.
+	Seed int64 `json:"seed" yaml:"seed"`
 }
 
 // Arm is a named configuration of the agent and its endpoint.
 type Arm struct {
-	Name      string         `json:"name" yaml:"name"`
-	Endpoint  Endpoint       `json:"endpoint" yaml:"endpoint"`
-	MaxTokens int            `json:"max_tokens" yaml:"max_tokens"`
-	Sampling  Sampling       `json:"sampling" yaml:"sampling"`
-	Reasoning Reasoning      `json:"reasoning" yaml:"reasoning"`
-	Extra     map[string]any `json:"extra,omitempty" yaml:"extra"`
-	Budgets   Budgets        `json:"budgets" yaml:"budgets"`
+	// Name names the arm in reports: letters, digits, '-', '_' or '.'
+	// (required).
+	Name string `json:"name" yaml:"name"`
+	// Endpoint is the model server the arm talks to.
+	Endpoint Endpoint `json:"endpoint" yaml:"endpoint"`
+	// MaxTokens caps each response (max_tokens; 0 leaves the server's
+	// default); the attempt's budget is separate.
+	MaxTokens int `json:"max_tokens" yaml:"max_tokens" range:"0,"`
+	// Sampling settings sent with every request; unset ones keep the
+	// server's defaults.
+	Sampling Sampling `json:"sampling" yaml:"sampling"`
+	// Reasoning settings (effort, thinking on or off).
+	Reasoning Reasoning `json:"reasoning" yaml:"reasoning"`
+	// Extra fields merged as they are into every request body (e.g.
+	// chat_template_kwargs).
+	Extra map[string]any `json:"extra,omitempty" yaml:"extra"`
+	// Budgets bound each attempt (defaults: 1800 s, 65536 tokens, 120 tool
+	// calls, 120 s per command).
+	Budgets Budgets `json:"budgets" yaml:"budgets"`
 	// Stream asks for server-sent events (default true), which gives time
 	// to first token and client-measured decode time where servers send no
 	// timings.
@@ -75,8 +88,11 @@ type Arm struct {
 
 // Endpoint is where an arm's model is served.
 type Endpoint struct {
+	// BaseURL is the server's http(s) URL (required unless the arm names a
+	// profile, which supplies it).
 	BaseURL string `json:"base_url" yaml:"base_url"`
-	Model   string `json:"model" yaml:"model"`
+	// Model is the model id sent with every request (required).
+	Model string `json:"model" yaml:"model"`
 	// APIKeyEnv names the environment variable holding the API key; the key
 	// itself is never written to disk.
 	APIKeyEnv string `json:"api_key_env,omitempty" yaml:"api_key_env"`
@@ -92,25 +108,38 @@ const DefaultRequestTimeoutSeconds = 1800
 
 // Sampling settings; nil leaves the server's default.
 type Sampling struct {
-	Temperature   *float64 `json:"temperature,omitempty" yaml:"temperature"`
-	TopP          *float64 `json:"top_p,omitempty" yaml:"top_p"`
-	TopK          *int     `json:"top_k,omitempty" yaml:"top_k"`
-	MinP          *float64 `json:"min_p,omitempty" yaml:"min_p"`
-	RepeatPenalty *float64 `json:"repeat_penalty,omitempty" yaml:"repeat_penalty"`
+	// Temperature of sampling.
+	Temperature *float64 `json:"temperature,omitempty" yaml:"temperature" range:"0,2"`
+	// TopP keeps the smallest set of tokens whose probabilities sum to it.
+	TopP *float64 `json:"top_p,omitempty" yaml:"top_p" range:"0,1"`
+	// TopK keeps the k most likely tokens (0: no limit).
+	TopK *int `json:"top_k,omitempty" yaml:"top_k" range:"0,"`
+	// MinP drops tokens less likely than this fraction of the most likely.
+	MinP *float64 `json:"min_p,omitempty" yaml:"min_p" range:"0,1"`
+	// RepeatPenalty penalises repeated tokens (1: none).
+	RepeatPenalty *float64 `json:"repeat_penalty,omitempty" yaml:"repeat_penalty" range:"0.1,2"`
 }
 
 // Reasoning settings.
 type Reasoning struct {
-	Effort   string `json:"effort,omitempty" yaml:"effort"`
-	Thinking *bool  `json:"thinking,omitempty" yaml:"thinking"`
+	// Effort is sent as reasoning_effort (e.g. low, medium, high) when set.
+	Effort string `json:"effort,omitempty" yaml:"effort"`
+	// Thinking turns the chat template's thinking on or off
+	// (chat_template_kwargs.enable_thinking) when set.
+	Thinking *bool `json:"thinking,omitempty" yaml:"thinking"`
 }
 
 // Budgets per attempt, and the per-command timeout.
 type Budgets struct {
-	WallSeconds           float64 `json:"wall_seconds" yaml:"wall_seconds"`
-	GeneratedTokens       int64   `json:"generated_tokens" yaml:"generated_tokens"`
-	ToolCalls             int     `json:"tool_calls" yaml:"tool_calls"`
-	CommandTimeoutSeconds float64 `json:"command_timeout_seconds" yaml:"command_timeout_seconds"`
+	// WallSeconds bounds an attempt's wall time (default 1800).
+	WallSeconds float64 `json:"wall_seconds" yaml:"wall_seconds" range:"1,"`
+	// GeneratedTokens bounds the tokens an attempt generates, as the server
+	// counts them (default 65536).
+	GeneratedTokens int64 `json:"generated_tokens" yaml:"generated_tokens" range:"1,"`
+	// ToolCalls bounds an attempt's tool calls (default 120).
+	ToolCalls int `json:"tool_calls" yaml:"tool_calls" range:"1,"`
+	// CommandTimeoutSeconds bounds one command the agent runs (default 120).
+	CommandTimeoutSeconds float64 `json:"command_timeout_seconds" yaml:"command_timeout_seconds" range:"1,"`
 }
 
 // Order says how attempts are ordered.
@@ -118,14 +147,16 @@ type Order struct {
 	// Policy is "interleaved" (a seeded shuffle of case x repeat blocks,
 	// each block running every arm in a shuffled order) or "sequential".
 	Policy string `json:"policy" yaml:"policy"`
-	Seed   int64  `json:"seed" yaml:"seed"`
+	// Seed fixes the interleaved order, so a plan always runs in the same
+	// order.
+	Seed int64 `json:"seed" yaml:"seed"`
 }
 
 // Guards stop a cohort cleanly between attempts; it can be resumed later.
 type Guards struct {
 	// MaxTemperatureC stops the run when the temperature source reads above
 	// it (0 disables the guard).
-	MaxTemperatureC float64 `json:"max_temperature_c,omitempty" yaml:"max_temperature_c"`
+	MaxTemperatureC float64 `json:"max_temperature_c,omitempty" yaml:"max_temperature_c" range:"0,150"`
 	// StopFile stops the run when the file exists (relative to the run
 	// directory unless absolute).
 	StopFile string `json:"stop_file,omitempty" yaml:"stop_file"`
@@ -142,70 +173,102 @@ type Slot struct {
 
 // planYAML is the plan file as users write it.
 type planYAML struct {
-	Name             string      `yaml:"name"`
-	Suite            string      `yaml:"suite"`
-	SuiteFingerprint string      `yaml:"suite_fingerprint"`
-	Cases            yaml.Node   `yaml:"cases"`
-	Repeats          []Repeat    `yaml:"repeats"`
-	Arms             []armRef    `yaml:"arms"`
-	Order            Order       `yaml:"order"`
-	RestSeconds      float64     `yaml:"rest_seconds"`
-	Concurrency      int         `yaml:"concurrency"`
-	Guards           Guards      `yaml:"guards"`
-	Defaults         *armDefault `yaml:"defaults"`
+	// Name names the run: its directory is NAME-RUNID and reports show it
+	// (default: the plan file's name without .yaml).
+	Name string `yaml:"name"`
+	// Suite is the suite directory, relative to the plan file (required).
+	Suite string `yaml:"suite"`
+	// SuiteFingerprint, when given, must equal the suite's fingerprint
+	// ('evalctl cases fingerprint'): the run refuses a suite that changed.
+	SuiteFingerprint string `yaml:"suite_fingerprint"`
+	// Cases is "all" (the default) or a list of case names of the suite.
+	Cases yaml.Node `yaml:"cases"`
+	// Repeats are the repeat labels, each with its seed (required, at least
+	// one): the same label runs with the same seed in every arm, so attempts
+	// pair up across arms. Seeds must differ.
+	Repeats []Repeat `yaml:"repeats"`
+	// Arms are the configurations compared (required, at least one): each
+	// inline, or {file: PATH} naming a file with the same fields (see Arm).
+	Arms []armRef `yaml:"arms"`
+	// Order says how attempts are ordered.
+	Order Order `yaml:"order"`
+	// RestSeconds is a pause between attempts (the GPU cools down).
+	RestSeconds float64 `yaml:"rest_seconds" range:"0,"`
+	// Concurrency is the number of attempts run at once (default 1); arms
+	// that start their own server need 1.
+	Concurrency int `yaml:"concurrency" range:"1,"`
+	// Guards stop the run cleanly between attempts; resume it later.
+	Guards Guards `yaml:"guards"`
+	// Defaults holds budgets for arms that leave them unset.
+	Defaults *armDefault `yaml:"defaults"`
 }
 
 // armRef is an inline arm or a reference to an arm file.
 type armRef struct {
+	// File names a YAML file holding the arm, relative to the plan; then
+	// the entry holds nothing else.
 	File string `yaml:"file"`
 	Arm  `yaml:",inline"`
 }
 
 // armDefault holds budgets applied to arms that leave them unset.
 type armDefault struct {
+	// Budgets fills the budgets each arm leaves unset.
 	Budgets Budgets `yaml:"budgets"`
 }
 
 // DefaultBudgets are DESIGN.md's per-attempt budgets.
 var DefaultBudgets = Budgets{WallSeconds: 1800, GeneratedTokens: 65536, ToolCalls: 120, CommandTimeoutSeconds: 120}
 
-// PlanError is a bad plan input, naming the file and field.
+// PlanError is a bad plan input, naming the file, the line and the field
+// path (arms[1].sampling.temperature).
 type PlanError struct {
 	File, Field, Msg string
+	// Line is where the field (or its nearest written parent) is; 0 when
+	// unknown.
+	Line int
 }
 
 func (e *PlanError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}
-	return fmt.Sprintf("%s: field %s: %s", e.File, e.Field, e.Msg)
+	if e.Field == "" {
+		return fmt.Sprintf("%s: %s", loc, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, e.Field, e.Msg)
 }
 
-func decodeYAML(file string, v any) error {
+// decodeYAML reads a plan or arm file through yamlcheck: unknown fields
+// with "did you mean", values of the wrong type, ranges, tabs and broken
+// indentation are reported with the field path and the line.
+func decodeYAML(file string, v any) (*yamlcheck.Doc, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return &PlanError{File: file, Msg: err.Error()}
+		return nil, &PlanError{File: file, Msg: err.Error()}
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return &PlanError{File: file, Msg: "empty file"}
-		}
-		return &PlanError{File: file, Msg: err.Error()}
+	doc, err := yamlcheck.Decode(file, data, v)
+	var ye *yamlcheck.Error
+	if errors.As(err, &ye) {
+		return nil, &PlanError{File: ye.File, Line: ye.Line, Field: ye.Field, Msg: ye.Msg}
 	}
-	return nil
+	if err != nil {
+		return nil, &PlanError{File: file, Msg: err.Error()}
+	}
+	return doc, nil
 }
 
 // LoadPlan reads, validates and resolves a plan file. Every problem is
 // reported before anything runs, naming the file and the field.
 func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 	var py planYAML
-	if err := decodeYAML(file, &py); err != nil {
+	doc, err := decodeYAML(file, &py)
+	if err != nil {
 		return nil, nil, err
 	}
 	bad := func(field, format string, a ...any) error {
-		return &PlanError{File: file, Field: field, Msg: fmt.Sprintf(format, a...)}
+		return &PlanError{File: file, Field: field, Line: doc.Line(field), Msg: fmt.Sprintf(format, a...)}
 	}
 	base := filepath.Dir(file)
 	p := &Plan{Name: py.Name, RestSeconds: py.RestSeconds, Concurrency: py.Concurrency, Guards: py.Guards, Order: py.Order}
@@ -287,7 +350,7 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 				af = filepath.Join(base, af)
 			}
 			var fromFile Arm
-			if err := decodeYAML(af, &fromFile); err != nil {
+			if _, err := decodeYAML(af, &fromFile); err != nil {
 				return nil, nil, bad(field+".file", "%v", err)
 			}
 			arm = fromFile

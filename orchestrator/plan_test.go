@@ -83,7 +83,7 @@ func TestLoadPlanRejectsBadInput(t *testing.T) {
 		name, plan, arm string
 		want            []string // substrings of the error
 	}{
-		{"unknown field", goodPlan + "colour: blue\n", armB, []string{"plan.yaml", "colour", "not found"}},
+		{"unknown field", goodPlan + "colour: blue\n", armB, []string{"plan.yaml:13: ", `unknown field "colour"`}},
 		{"unknown arm field", goodPlan, armB + "tempreature: 1\n", []string{"arm-b.yaml", "tempreature"}},
 		{"missing case", strings.Replace(goodPlan, "[adder, tsadd]", "[adder, nosuch]", 1), armB, []string{"plan.yaml", "cases[1]", "nosuch"}},
 		{"duplicate arm", goodPlan, strings.Replace(armB, "name: b", "name: a", 1), []string{"arms[1].name", `duplicate arm "a"`}},
@@ -92,7 +92,7 @@ func TestLoadPlanRejectsBadInput(t *testing.T) {
 		{"missing arm file", strings.Replace(goodPlan, "arm-b.yaml", "arm-c.yaml", 1), armB, []string{"arms[1].file", "arm-c.yaml"}},
 		{"no model", goodPlan, strings.Replace(armB, "model: noop", "model: \"\"", 1), []string{"arms[1].endpoint.model", "required"}},
 		{"bad url", strings.Replace(goodPlan, "http://127.0.0.1:1", "127.0.0.1:1", 1), armB, []string{"arms[0].endpoint.base_url"}},
-		{"missing suite", strings.Replace(goodPlan, "suite: SUITE", "suite: /nonexistent/suite", 1), armB, []string{"field suite", "/nonexistent/suite"}},
+		{"missing suite", strings.Replace(goodPlan, "suite: SUITE", "suite: /nonexistent/suite", 1), armB, []string{"plan.yaml:2: suite: ", "/nonexistent/suite"}},
 		{"fingerprint mismatch", goodPlan + "suite_fingerprint: abc\n", armB, []string{"suite_fingerprint", "the suite changed"}},
 		{"bad order", strings.Replace(goodPlan, "policy: interleaved", "policy: random", 1), armB, []string{"order.policy"}},
 	}
@@ -112,6 +112,18 @@ func TestLoadPlanRejectsBadInput(t *testing.T) {
 	}
 }
 
+// TestFullExampleLoads: the annotated example of every plan field is a
+// valid plan.
+func TestFullExampleLoads(t *testing.T) {
+	p, _, err := LoadPlan("../examples/full.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Arms) != 2 || p.Arms[1].ProfileSHA256 == "" || p.Arms[0].Extra == nil {
+		t.Errorf("arms %+v", p.Arms)
+	}
+}
+
 func TestExamplePlansLoad(t *testing.T) {
 	for _, f := range []string{"../examples/dev24.yaml", "../examples/scripted24.yaml"} {
 		p, s, err := LoadPlan(f)
@@ -121,5 +133,63 @@ func TestExamplePlansLoad(t *testing.T) {
 		if len(p.Slots) != 48 || s.ID() != "dev@1.0.0" {
 			t.Errorf("%s: %d slots under %s, want the 2 x 24 development cohort", f, len(p.Slots), s.ID())
 		}
+	}
+}
+
+// TestPlanErrorMessages: every plan mistake the issue lists gives the field
+// path, the line where it is, what was expected, "did you mean" for a
+// misspelt name and the range for a number out of it; none names a Go type.
+func TestPlanErrorMessages(t *testing.T) {
+	const arm = `  - name: a
+    endpoint: {base_url: "http://127.0.0.1:1", model: reference}
+`
+	head := "name: t\nsuite: SUITE\ncases: [adder]\nrepeats: [{label: r1, seed: 1}]\narms:\n" + arm // arms[0] ends on line 7
+	tests := []struct {
+		name, plan, arm string
+		want            string // the whole message after the file name
+	}{
+		{"misspelt arm field", head + "    max_token: 100\n", armB,
+			`:8: arms[0]: unknown field "max_token"; did you mean "max_tokens"?`},
+		{"misspelt field in an arm file", head + "  - file: arm-b.yaml\n", armB + "tempreature: 1\n",
+			`arm-b.yaml:5: unknown field "tempreature"; did you mean sampling.temperature?`},
+		{"misspelt nested field", head + "    sampling: {temprature: 0.6}\n", armB,
+			`:8: arms[0].sampling: unknown field "temprature"; did you mean "temperature"?`},
+		{"quoted number", head + "    sampling:\n      temperature: \"0.6\"\n", armB,
+			`:9: arms[0].sampling.temperature: expected a number, got the text "0.6" (drop the quotes)`},
+		{"text for a whole number", head + "    max_tokens: lots\n", armB,
+			`:8: arms[0].max_tokens: expected a whole number, got the text "lots"`},
+		{"temperature out of range", head + "    sampling: {temperature: 6}\n", armB,
+			`:8: arms[0].sampling.temperature: 6 is out of range: from 0 to 2`},
+		{"top_p out of range", head + "  - name: b\n    endpoint: {base_url: \"http://127.0.0.1:1\", model: noop}\n    sampling: {top_p: 1.5}\n", armB,
+			`:10: arms[1].sampling.top_p: 1.5 is out of range: from 0 to 1`},
+		{"budget out of range", head + "    budgets: {tool_calls: 0}\n", armB,
+			`:8: arms[0].budgets.tool_calls: 0 is out of range: at least 1`},
+		{"mis-indented arm", head + "  - name: b\n   endpoint: {base_url: \"http://127.0.0.1:1\", model: noop}\n", armB,
+			`:9: this line is indented by 3 spaces, which matches no enclosing block (open blocks start at column(s) 0, 2 counting from 0); line it up with the field or list item it belongs to`},
+		{"mis-indented field", head + "    sampling:\n      temperature: 0.6\n     top_p: 0.9\n", armB,
+			`:10: this line is indented by 5 spaces, which matches no enclosing block (open blocks start at column(s) 0, 2, 4 counting from 0); line it up with the field or list item it belongs to`},
+		{"a tab", head + "\tmax_tokens: 5\n", armB,
+			`:8: a tab indents this line; YAML indents with spaces only`},
+		{"a list where a mapping goes", head + "    sampling: [0.6]\n", armB,
+			`:8: arms[0].sampling: expected a mapping (name: value lines, or {name: value, ...}), got a list`},
+		{"given twice", head + "    max_tokens: 5\n    max_tokens: 6\n", armB,
+			`:9: arms[0].max_tokens: given twice (first on line 8)`},
+		{"semantic error on its line", head + "  - name: a\n    endpoint: {base_url: \"http://127.0.0.1:1\", model: noop}\n", armB,
+			`:8: arms[1].name: duplicate arm "a"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := LoadPlan(writePlan(t, tt.plan, tt.arm))
+			var pe *PlanError
+			if !errors.As(err, &pe) {
+				t.Fatalf("got %v, want a PlanError", err)
+			}
+			if !strings.HasSuffix(err.Error(), tt.want) {
+				t.Errorf("error\n  %s\nwant it to end with\n  %s", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "orchestrator.") || strings.Contains(err.Error(), "!!") || strings.Contains(err.Error(), "float64") {
+				t.Errorf("error names Go or YAML internals: %s", err)
+			}
+		})
 	}
 }

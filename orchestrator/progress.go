@@ -3,25 +3,33 @@ package orchestrator
 import (
 	"fmt"
 	"io"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
-// progress shows a run as it goes: on a terminal one live status line
-// redrawn in place, elsewhere one plain log line per event.
+// progress shows a run as it goes: on a terminal a live display (a line
+// per arm, the attempts running now with their phase, the pooled line with
+// elapsed time and ETA; finished attempts scroll above it), elsewhere one
+// plain timestamped log line per event.
 type progress struct {
-	mu        sync.Mutex
-	w         io.Writer
-	live      bool
-	total     int
-	done      int
-	began     time.Time
-	current   map[string]*runstore.Attempt
+	mu      sync.Mutex
+	w       io.Writer
+	live    bool
+	total   int
+	done    int
+	began   time.Time
+	current map[string]*runstore.Attempt
+	// phases says what each running attempt is doing (live display).
+	phases map[string]string
+	// arms holds per-arm counts in plan order (live display).
+	arms []*armProgress
+	// doneHere counts attempts ended by this runner: the ETA divides the
+	// time spent here by them, not by what an earlier runner did.
+	doneHere  int
+	now       func() time.Time
+	screen    *liveScreen
 	tokens    int64
 	decodeSec float64
 	// unmeasured counts completed attempts whose tokens or decode seconds
@@ -30,69 +38,65 @@ type progress struct {
 	scored     int
 	funcOK     int
 	delivOK    int
-	stop       chan struct{}
 }
 
 func newProgress(w io.Writer, live bool, total int) *progress {
-	return &progress{w: w, live: live, total: total, current: map[string]*runstore.Attempt{}}
+	return &progress{w: w, live: live, total: total, current: map[string]*runstore.Attempt{},
+		phases: map[string]string{}, now: time.Now}
 }
 
+// start begins the display; done attempts were finished before (a resume).
 func (p *progress) start(done int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.done, p.began = done, time.Now()
+	p.done, p.began = done, p.now()
 	if p.live {
-		p.stop = make(chan struct{})
-		go func() {
-			t := time.NewTicker(time.Second)
-			defer t.Stop()
-			for {
-				select {
-				case <-t.C:
-					p.mu.Lock()
-					select {
-					case <-p.stop:
-						// finish ran while this tick waited for the lock:
-						// the line is final.
-					default:
-						p.draw()
-					}
-					p.mu.Unlock()
-				case <-p.stop:
-					return
-				}
-			}
-		}()
+		p.screen = newLiveScreen(p)
 	}
 }
 
+// finish draws the live display a last time and leaves it on the screen.
 func (p *progress) finish() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.live {
-		close(p.stop)
-		p.draw()
-		fmt.Fprintln(p.w)
+	s := p.screen
+	p.screen = nil
+	p.mu.Unlock()
+	if s != nil {
+		s.close()
 	}
 }
 
 func (p *progress) begin(a *runstore.Attempt) {
+	defer p.push()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.current[a.ID] = a
+	p.phases[a.ID] = "starting"
 	if p.live {
-		p.draw()
-		return
+		return // the screen redraws by itself
 	}
-	fmt.Fprintf(p.w, "%s start  [%d/%d] %s %s %s\n", stamp(), p.done+1, p.total, a.Arm, a.Case, a.Repeat)
+	fmt.Fprintf(p.w, "%s start  [%d/%d] %s %s %s\n", p.now().Format("15:04:05"), p.done+1, p.total, a.Arm, a.Case, a.Repeat)
 }
 
 func (p *progress) end(a *runstore.Attempt, o *runstore.Outcome) {
+	var scroll func()
+	defer func() {
+		if scroll != nil {
+			scroll()
+		}
+		p.push()
+	}()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.current, a.ID)
+	delete(p.phases, a.ID)
+	arm := p.arm(a.Arm)
 	if a.State == runstore.Completed || a.State == runstore.InfraFailed {
 		p.done++
+		p.doneHere++
+		if arm != nil {
+			arm.done++
+		}
 	}
 	if m := a.Measurements; m != nil && a.State == runstore.Completed {
 		if m.NativeOutputTokens != nil && m.DecodeSeconds != nil {
@@ -111,13 +115,25 @@ func (p *progress) end(a *runstore.Attempt, o *runstore.Outcome) {
 		if o.Delivered {
 			p.delivOK++
 		}
+		if arm != nil {
+			arm.scored++
+			if o.Functional {
+				arm.funcOK++
+			}
+			if o.Delivered {
+				arm.delivOK++
+			}
+		}
 		verdict = fmt.Sprintf("functional=%v delivered=%v", o.Functional, o.Delivered)
 	}
+	line := fmt.Sprintf("%s %-9s [%d/%d] %s %s %s: %s%s\n", p.now().Format("15:04:05"), a.State, p.done, p.total, a.Arm, a.Case, a.Repeat, verdict, errSuffix(a.Error))
 	if p.live {
-		p.draw()
+		if sc := p.screen; sc != nil {
+			scroll = func() { sc.scroll(line) } // above the live lines
+		}
 		return
 	}
-	fmt.Fprintf(p.w, "%s %-9s [%d/%d] %s %s %s: %s%s\n", stamp(), a.State, p.done, p.total, a.Arm, a.Case, a.Repeat, verdict, errSuffix(a.Error))
+	fmt.Fprint(p.w, line)
 }
 
 func errSuffix(e string) string {
@@ -127,24 +143,22 @@ func errSuffix(e string) string {
 	return " (" + e + ")"
 }
 
-// draw redraws the status line; p.mu is held.
-func (p *progress) draw() {
-	var cur []string
-	for _, a := range p.current {
-		cur = append(cur, a.Arm+"/"+a.Case+"/"+a.Repeat)
+// summary is the pooled line of the live display; p.mu is held.
+func (p *progress) summary() string { return p.frame().summary(p.now()) }
+
+// push hands the live display the current frame; p.mu is not held (the
+// display's goroutine may be waiting for nothing of ours, never for it).
+func (p *progress) push() {
+	p.mu.Lock()
+	s := p.screen
+	var f *frame
+	if s != nil {
+		f = p.frame()
 	}
-	sort.Strings(cur) // a steady order from one redraw to the next
-	tps := "-"
-	if p.decodeSec > 0 {
-		tps = fmt.Sprintf("%.1f", float64(p.tokens)/p.decodeSec)
+	p.mu.Unlock()
+	if s != nil {
+		s.show(f)
 	}
-	tokens := strconv.FormatInt(p.tokens, 10)
-	if p.unmeasured > 0 {
-		tokens += fmt.Sprintf(" (+%d attempt(s) unknown, not counted)", p.unmeasured)
-	}
-	line := fmt.Sprintf("[%d/%d] %s  elapsed %s  tokens %s  decode TPS %s  functional %d/%d  delivered %d/%d",
-		p.done, p.total, strings.Join(cur, ","), time.Since(p.began).Round(time.Second), tokens, tps, p.funcOK, p.scored, p.delivOK, p.scored)
-	fmt.Fprintf(p.w, "\r\033[K%s", line)
 }
 
 func stamp() string { return time.Now().Format("15:04:05") }

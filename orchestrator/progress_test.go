@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
@@ -158,128 +157,6 @@ func TestProgressLogLines(t *testing.T) {
 				t.Errorf("finish wrote %q", got)
 			}
 		})
-	}
-}
-
-// TestProgressLiveLine drives the live display. What must hold: every
-// begin and end redraws the one status line in place (a carriage return and
-// an erase-line sequence, then the line, and no newline) showing done/total,
-// the attempts running as arm/case/repeat, the elapsed time, the tokens and
-// decode rate of completed attempts, and functional and delivered counts
-// over scored attempts; finish draws the line once more and ends it with a
-// newline, so that the output ends on a fresh line.
-func TestProgressLiveLine(t *testing.T) {
-	a1 := attemptFor("1", "base", "adder", "repeat-1")
-	a2 := attemptFor("2", "mtp4", "ledger", "repeat-2")
-	a3 := attemptFor("3", "base", "ledger", "repeat-1")
-	const tail = "  elapsed 1m15s  "
-	tests := []struct {
-		name string
-		step progressStep
-		// want holds the acceptable lines (two attempts may be listed in
-		// either order).
-		want []string
-	}{
-		{name: "begin shows the attempt",
-			step: progressStep{begin: a1},
-			want: []string{"[1/4] base/adder/repeat-1" + tail + "tokens 0  decode TPS -  functional 0/0  delivered 0/0"}},
-		{name: "a second attempt runs alongside",
-			step: progressStep{begin: a2},
-			want: []string{
-				"[1/4] base/adder/repeat-1,mtp4/ledger/repeat-2" + tail + "tokens 0  decode TPS -  functional 0/0  delivered 0/0",
-				"[1/4] mtp4/ledger/repeat-2,base/adder/repeat-1" + tail + "tokens 0  decode TPS -  functional 0/0  delivered 0/0",
-			}},
-		{name: "a completed attempt adds tokens, rate and verdict",
-			step: progressStep{
-				end: ended(a1, runstore.Completed, "", &runstore.Measurements{NativeOutputTokens: ptrTo(int64(300)), DecodeSeconds: ptrTo(float64(2))}),
-				out: &runstore.Outcome{Functional: true}},
-			want: []string{"[2/4] mtp4/ledger/repeat-2" + tail + "tokens 300  decode TPS 150.0  functional 1/1  delivered 0/1"}},
-		{name: "an infra failure counts as done but adds no tokens or verdict",
-			step: progressStep{end: ended(a2, runstore.InfraFailed, "boom", &runstore.Measurements{NativeOutputTokens: ptrTo(int64(999)), DecodeSeconds: ptrTo(float64(1))})},
-			want: []string{"[3/4] " + tail + "tokens 300  decode TPS 150.0  functional 1/1  delivered 0/1"}},
-		{name: "begin after the others ended",
-			step: progressStep{begin: a3},
-			want: []string{"[3/4] base/ledger/repeat-1" + tail + "tokens 300  decode TPS 150.0  functional 1/1  delivered 0/1"}},
-		{name: "a second completion pools tokens and rate",
-			step: progressStep{
-				end: ended(a3, runstore.Completed, "", &runstore.Measurements{NativeOutputTokens: ptrTo(int64(100)), DecodeSeconds: ptrTo(float64(3))}),
-				out: &runstore.Outcome{Functional: true, Delivered: true}},
-			want: []string{"[4/4] " + tail + "tokens 400  decode TPS 80.0  functional 2/2  delivered 1/2"}},
-	}
-
-	var buf lockedBuffer
-	p := newProgress(&buf, true, 4)
-	p.start(1)
-	// A fixed elapsed time, so that the line is known exactly. (The test
-	// takes well under the ticker's second, so only the steps draw.)
-	p.mu.Lock()
-	p.began = time.Now().Add(-75 * time.Second)
-	p.mu.Unlock()
-	if got := buf.String(); got != "" {
-		t.Errorf("start wrote %q", got)
-	}
-	var last string
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			before := buf.String()
-			tt.step.apply(p)
-			got := strings.TrimPrefix(buf.String(), before)
-			line, ok := strings.CutPrefix(got, "\r\033[K")
-			if !ok {
-				t.Fatalf("update %q does not start with a carriage return and erase-line", got)
-			}
-			if strings.ContainsAny(line, "\r\n\033") {
-				t.Errorf("update %q holds more than one line or a newline", got)
-			}
-			found := false
-			for _, w := range tt.want {
-				found = found || line == w
-			}
-			if !found {
-				t.Errorf("line\n %q\nwant one of\n %q", line, tt.want)
-			}
-			last = line
-		})
-	}
-	before := buf.String()
-	p.finish()
-	if got, want := strings.TrimPrefix(buf.String(), before), "\r\033[K"+last+"\n"; got != want {
-		t.Errorf("finish wrote %q, want %q", got, want)
-	}
-	all := buf.String()
-	if n := strings.Count(all, "\n"); n != 1 || !strings.HasSuffix(all, "\n") {
-		t.Errorf("live output has %d newlines, want exactly one at the end: %q", n, all)
-	}
-	if n := strings.Count(all, "\r\033[K"); n != len(tests)+1 {
-		t.Errorf("%d redraws for %d updates and finish", n, len(tests))
-	}
-}
-
-// TestProgressLiveTicks checks that the live line keeps time by itself.
-// What must hold: with no attempt beginning or ending, the line is still
-// redrawn in place about once a second with the elapsed time, without a
-// newline, and nothing more is written once finish has ended the line.
-func TestProgressLiveTicks(t *testing.T) {
-	tick := regexp.MustCompile(`^\r\033\[K\[2/5\] +elapsed [1-9]\d*s  tokens 0  decode TPS -  functional 0/0  delivered 0/0$`)
-	var buf lockedBuffer
-	p := newProgress(&buf, true, 5)
-	p.start(2)
-	deadline := time.Now().Add(5 * time.Second)
-	for buf.String() == "" && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	drawn := buf.String()
-	if !tick.MatchString(drawn) {
-		t.Fatalf("after a second the output is %q, want one redrawn status line", drawn)
-	}
-	p.finish()
-	final := buf.String()
-	if !strings.HasSuffix(final, "\n") || strings.Count(final, "\n") != 1 {
-		t.Fatalf("after finish the output is %q, want it to end on a new line", final)
-	}
-	time.Sleep(1200 * time.Millisecond)
-	if got := buf.String(); got != final {
-		t.Errorf("the display wrote %q after finish", strings.TrimPrefix(got, final))
 	}
 }
 

@@ -170,7 +170,7 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 	if out == "" {
 		out = "runs"
 	}
-	store, err := runstore.Create(filepath.Join(out, id.String()))
+	store, err := runstore.Create(filepath.Join(out, runstore.DirName(plan.Name, id.String())))
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 	digest := sha256.Sum256(data)
 	sum := hex.EncodeToString(digest[:])
 	run := &runstore.Run{
-		ID: id.String(), CreatedAt: time.Now().UTC(), PlanSHA256: sum, Kind: "cohort",
+		ID: id.String(), Name: plan.Name, CreatedAt: time.Now().UTC(), PlanSHA256: sum, Kind: "cohort",
 		Suite:   runstore.SuiteRef{Name: suite.Name, Version: suite.Version, Fingerprint: suite.Fingerprint},
 		ImageID: img.ID, EvalctlVersion: runstore.Version(), ArmHashes: map[string]string{},
 	}
@@ -215,11 +215,12 @@ func newRunner(opts Options, plan *Plan, suite *tasks.Suite, store *runstore.Sto
 	if gc < 1 {
 		gc = 1
 	}
+	prog := newProgress(opts.Progress, opts.Live, len(plan.Slots))
 	return &runner{
 		opts: opts, plan: plan, suite: suite, store: store, run: run, image: img,
 		grader: grader.New(opts.Engine, img.Ref, img.ID, grader.Options{Concurrency: gc}),
-		prog:   newProgress(opts.Progress, opts.Live, len(plan.Slots)),
-		servers: &servers{dir: store.Path("servers"), evalctl: opts.Evalctl, progress: opts.Progress,
+		prog:   prog,
+		servers: &servers{dir: store.Path("servers"), evalctl: opts.Evalctl, progress: prog,
 			hashes: serving.DefaultHashCache(), events: store.AppendEvent},
 	}
 }
@@ -392,6 +393,7 @@ func (r *runner) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.prog.setArms(r.plan, todo)
 	r.prog.start(done)
 	defer r.prog.finish()
 	r.boxes = newBoxes(ctx, r.opts.Engine, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}, len(todo))
@@ -492,6 +494,7 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt) error {
 	var out attemptOutcome
 	baseURL := arm.Endpoint.BaseURL
 	if arm.Profile != "" {
+		r.prog.phase(a, "starting the model server")
 		url, identity, err := r.servers.ensure(ctx, arm)
 		if err != nil {
 			out.infra = fmt.Errorf("model server for arm %s: %w", arm.Name, err)
@@ -568,7 +571,7 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 	stream := arm.Stream == nil || *arm.Stream
 	loop, err := agent.New(agent.Config{
 		Model: client, ModelName: arm.Endpoint.Model, Params: arm.Params(a.Seed), NoStream: !stream,
-		Sandbox: box, Transcript: tf, CommandTimeout: seconds(arm.Budgets.CommandTimeoutSeconds),
+		Sandbox: box, Transcript: io.MultiWriter(tf, r.prog.transcriptTap(a)), CommandTimeout: seconds(arm.Budgets.CommandTimeoutSeconds),
 		Budgets: agent.Budgets{WallTime: seconds(arm.Budgets.WallSeconds), GeneratedTokens: arm.Budgets.GeneratedTokens, ToolCalls: arm.Budgets.ToolCalls},
 	})
 	if err != nil {
@@ -617,6 +620,7 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 	release()
 	// Grade every phase snapshot in a fresh container.
 	for i, s := range a.Snapshots {
+		r.prog.phase(a, fmt.Sprintf("grading phase %d", s.Phase))
 		g, err := r.grader.Grade(ctx, r.suite, c, s.Phase, snaps[i], grader.Labels{Run: r.run.ID, Attempt: a.ID})
 		if err != nil {
 			if ctx.Err() != nil {

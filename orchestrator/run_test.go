@@ -106,7 +106,14 @@ func TestCohortRecordsExpectedOutcomes(t *testing.T) {
 	if len(res.Attempts) != 8 || countStates(res.Attempts)[runstore.Completed] != 8 {
 		t.Fatalf("attempts %d, states %v; want 8 completed", len(res.Attempts), countStates(res.Attempts))
 	}
+	// The run directory is named for the plan, and run.json keeps the name.
 	store, _ := runstore.Open(res.Dir)
+	if base := filepath.Base(res.Dir); base != "t-"+res.RunID {
+		t.Errorf("run directory %s, want t-%s (plan name, then id)", base, res.RunID)
+	}
+	if r, err := store.ReadRun(); err != nil || r.Name != "t" {
+		t.Errorf("run.json name: %+v %v", r, err)
+	}
 	ids := map[string]bool{}
 	for _, a := range res.Attempts {
 		if ids[a.ID] {
@@ -141,7 +148,7 @@ func TestCohortRecordsExpectedOutcomes(t *testing.T) {
 	}
 	// Nothing left running, and each attempt removed its own containers:
 	// the end-of-run sweep (for containers a killed runner left) found none.
-	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: filepath.Base(res.Dir)}); len(left) != 0 {
+	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: res.RunID}); len(left) != 0 {
 		t.Errorf("containers left: %v", left)
 	}
 	if strings.Contains(log.String(), "left behind") {
@@ -443,7 +450,7 @@ func TestSandboxThatWillNotStartIsInfra(t *testing.T) {
 	if len(res.Attempts) != 1 || a.State != runstore.InfraFailed || !strings.Contains(a.Error, "agent sandbox would not start") || a.Measurements != nil || runstore.Score(a, nil) != nil {
 		t.Fatalf("got %s (%q) measurements %v, want one unscored infra_failed attempt", a.State, a.Error, a.Measurements)
 	}
-	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: filepath.Base(res.Dir)}); len(left) != 0 {
+	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: res.RunID}); len(left) != 0 {
 		t.Errorf("containers left: %v", left)
 	}
 }

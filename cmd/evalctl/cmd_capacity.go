@@ -114,7 +114,11 @@ func capacityReport(e *env, args []string) error {
 	if *format != "table" && *format != "json" {
 		return usagef("unknown --format %q (want table or json)", *format)
 	}
-	st, run, plan, err := serving.OpenCapacity(pos[0])
+	dir, err := resolveRun(pos[0])
+	if err != nil {
+		return err
+	}
+	st, run, plan, err := serving.OpenCapacity(dir)
 	if err != nil {
 		return err
 	}

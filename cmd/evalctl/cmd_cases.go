@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -36,23 +39,59 @@ func cmdCases(ctx context.Context, e *env, args []string) error {
 	return usagef("unknown subcommand 'cases %s'", args[0])
 }
 
-func loadSuiteFlag(e *env, name, synopsis string, args []string) (*tasks.Suite, []string, error) {
-	fs := newFlags(e, name, synopsis)
-	dir := fs.String("suite", "cases", "suite directory")
-	if err := parseFlags(fs, args); err != nil {
-		return nil, nil, err
+// suiteFlag is the --suite flag of commands that take a suite: a
+// directory, by default ./cases in a checkout and the built-in suite
+// elsewhere.
+func suiteFlag(fs *flag.FlagSet) func() (*tasks.Suite, error) {
+	dir := fs.String("suite", "", "suite directory (default: ./cases when it holds a suite, else the suite built into evalctl)")
+	return func() (*tasks.Suite, error) { return loadSuiteOrBuiltin(*dir) }
+}
+
+func loadSuiteOrBuiltin(dir string) (*tasks.Suite, error) {
+	if dir != "" {
+		return tasks.LoadSuite(dir)
 	}
-	s, err := tasks.LoadSuite(*dir)
-	return s, fs.Args(), err
+	if _, err := os.Stat(filepath.Join("cases", "suite.yaml")); err == nil {
+		return tasks.LoadSuite("cases")
+	}
+	return builtinSuite()
+}
+
+func loadSuiteFlag(e *env, name, synopsis string, args []string) (*tasks.Suite, []string, func() (string, error), error) {
+	fs := newFlags(e, name, synopsis)
+	load := suiteFlag(fs)
+	format := formatFlag(fs, "table", "table", "json")
+	if err := parseFlags(fs, args); err != nil {
+		return nil, nil, nil, err
+	}
+	if _, err := format(); err != nil {
+		return nil, nil, nil, err
+	}
+	s, err := load()
+	return s, fs.Args(), format, err
 }
 
 func casesList(e *env, args []string) error {
-	s, rest, err := loadSuiteFlag(e, "cases list", "cases list [--suite DIR]", args)
+	s, rest, format, err := loadSuiteFlag(e, "cases list", "cases list [--suite DIR] [--format table|json]", args)
 	if err != nil {
 		return err
 	}
 	if len(rest) != 0 {
 		return usagef("cases list takes no arguments")
+	}
+	if f, _ := format(); f == "json" {
+		type caseRow struct {
+			Name     string `json:"name"`
+			Language string `json:"language"`
+			Phases   int    `json:"phases"`
+			Controls int    `json:"controls"`
+			Summary  string `json:"summary"`
+		}
+		rows := []caseRow{}
+		for _, c := range s.Cases {
+			rows = append(rows, caseRow{c.Name, string(c.Language), len(c.Phases), len(c.Controls), c.Summary})
+		}
+		return writeJSON(e.stdout, map[string]any{"suite": s.ID(), "fingerprint": s.Fingerprint, "cases": rows})
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "CASE\tLANGUAGE\tPHASES\tCONTROLS\tSUMMARY\n")
@@ -63,29 +102,37 @@ func casesList(e *env, args []string) error {
 }
 
 func casesFingerprint(e *env, args []string) error {
-	s, rest, err := loadSuiteFlag(e, "cases fingerprint", "cases fingerprint [--suite DIR]", args)
+	s, rest, format, err := loadSuiteFlag(e, "cases fingerprint", "cases fingerprint [--suite DIR] [--format table|json]", args)
 	if err != nil {
 		return err
 	}
 	if len(rest) != 0 {
 		return usagef("cases fingerprint takes no arguments")
 	}
+	if f, _ := format(); f == "json" {
+		return writeJSON(e.stdout, map[string]string{"name": s.Name, "version": s.Version, "fingerprint": s.Fingerprint, "dir": s.Dir})
+	}
 	fmt.Fprintf(e.stdout, "%s %s %s\n", s.Name, s.Version, s.Fingerprint)
 	return nil
 }
 
 func casesCheck(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "cases check", "cases check [--suite DIR] [--concurrency N] [--json] [CASE...]")
-	dir := fs.String("suite", "cases", "suite directory")
+	fs := newFlags(e, "cases check", "cases check [--suite DIR] [--concurrency N] [--format table|json] [CASE...]")
+	load := suiteFlag(fs)
 	conc := fs.Int("concurrency", 2, "grades run at once")
-	asJSON := fs.Bool("json", false, "print the results as JSON")
+	format := formatFlag(fs, "table", "table", "json")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *conc < 1 {
 		return usagef("--concurrency must be at least 1")
 	}
-	s, err := tasks.LoadSuite(*dir)
+	f, err := format()
+	if err != nil {
+		return err
+	}
+	asJSON := f == "json"
+	s, err := load()
 	if err != nil {
 		return err
 	}
@@ -117,7 +164,7 @@ func casesCheck(ctx context.Context, e *env, args []string) error {
 			failed++
 		}
 	}
-	if *asJSON {
+	if asJSON {
 		if err := writeJSON(e.stdout, results); err != nil {
 			return err
 		}

@@ -19,18 +19,28 @@ func (l *listFlag) Set(v string) error {
 }
 
 func cmdControls(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "controls", "controls --case NAME --suite A [--suite B] [--answers RUNDIR...] [--concurrency N] [--json]")
+	fs := newFlags(e, "controls", "controls --case NAME --suite A [--suite B] [--answers RUNDIR...] [--concurrency N] [--format table|json]")
 	caseName := fs.String("case", "", "case to diagnose (required)")
 	var suites, answers listFlag
 	fs.Var(&suites, "suite", "suite directory: first the original (A), then optionally the corrected version (B)")
 	fs.Var(&answers, "answers", "run directory whose stored answers of the case are graded (repeatable; further arguments are run directories too)")
 	conc := fs.Int("concurrency", 2, "grades run at once")
-	asJSON := fs.Bool("json", false, "print the diagnosis as JSON")
+	format := formatFlag(fs, "table", "table", "json")
 	rest, err := parseWithPositionals(fs, args)
 	if err != nil {
 		return err
 	}
+	f, err := format()
+	if err != nil {
+		return err
+	}
+	asJSON := f == "json"
 	answers = append(answers, rest...)
+	if len(answers) > 0 {
+		if answers, err = resolveRuns(answers, false); err != nil {
+			return err
+		}
+	}
 	if *caseName == "" {
 		return usagef("--case NAME is required")
 	}
@@ -64,7 +74,7 @@ func cmdControls(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if asJSON {
 		if err := writeJSON(e.stdout, d); err != nil {
 			return err
 		}

@@ -24,6 +24,12 @@ func cmdExport(ctx context.Context, e *env, args []string) error {
 	if *out == "" {
 		return usagef("export needs --out DIR")
 	}
+	if dirs, err = resolveRuns(dirs, true); err != nil {
+		return err
+	}
+	if err := checkGraded(dirs, *suite); err != nil {
+		return err
+	}
 	rep, err := report.Export(ctx, dirs, *out, report.Options{Suite: *suite, Baseline: *baseline, AllowMixed: *allowMixed})
 	if errors.Is(err, report.ErrUnknownArm) {
 		return usagef("%v", err)

@@ -12,15 +12,20 @@ import (
 )
 
 func cmdRegrade(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "regrade", "regrade RUNDIR... --suite DIR [--concurrency N] [--allow-other-suite] [--json]")
+	fs := newFlags(e, "regrade", "regrade RUNDIR... --suite DIR [--concurrency N] [--allow-other-suite] [--format table|json]")
 	suiteDir := fs.String("suite", "", "suite directory to grade under (required); grades are added under its name@version")
 	conc := fs.Int("concurrency", 1, "attempts graded at once")
 	allowOther := fs.Bool("allow-other-suite", false, "regrade runs that ran under a suite of another name")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
+	format := formatFlag(fs, "table", "table", "json")
 	dirs, err := parseWithPositionals(fs, args)
 	if err != nil {
 		return err
 	}
+	f, err := format()
+	if err != nil {
+		return err
+	}
+	asJSON := f == "json"
 	if len(dirs) == 0 {
 		return usagef("regrade needs at least one run directory")
 	}
@@ -29,6 +34,9 @@ func cmdRegrade(ctx context.Context, e *env, args []string) error {
 	}
 	if *conc < 1 {
 		return usagef("--concurrency must be at least 1")
+	}
+	if dirs, err = resolveRuns(dirs, false); err != nil {
+		return err
 	}
 	s, err := tasks.LoadSuite(*suiteDir)
 	if err != nil {
@@ -46,7 +54,7 @@ func cmdRegrade(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if asJSON {
 		if err := writeJSON(e.stdout, res); err != nil {
 			return err
 		}

@@ -11,7 +11,7 @@ import (
 )
 
 func cmdReport(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "report", "report RUNDIR... [--suite VERSION] [--baseline ARM] [--format table|md|json|csv|html] [--allow-mixed] [--out FILE]")
+	fs := newFlags(e, "report", "report RUN... [--suite VERSION] [--baseline ARM] [--format table|md|json|csv|html] [--allow-mixed] [--out FILE]")
 	suite := fs.String("suite", "", "read outcomes under this graded suite version (\"2.0.2\" or \"name@2.0.2\"); default: the suite each run ran under")
 	baseline := fs.String("baseline", "", "arm the others are compared with (default: the first arm)")
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats, ", "))
@@ -27,9 +27,10 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	}
 	// A throughput screen is reported by the screen's own report.
 	if len(dirs) == 1 {
-		if st, err := runstore.Open(dirs[0]); err == nil {
+		d, _ := runstore.Resolve(runsRoot(), dirs[0])
+		if st, err := runstore.Open(d); err == nil {
 			if run, err := st.ReadRun(); err == nil && run.Kind == "screen" {
-				sargs := []string{"report", dirs[0], "--format", *format}
+				sargs := []string{"report", d, "--format", *format}
 				if *compare != "" {
 					sargs = append(sargs, "--compare", *compare)
 				}
@@ -46,6 +47,12 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	if !validFormat(*format) {
 		return usagef("unknown --format %q (want one of %s)", *format, strings.Join(report.Formats, ", "))
 	}
+	if dirs, err = resolveRuns(dirs, true); err != nil {
+		return err
+	}
+	if err := checkGraded(dirs, *suite); err != nil {
+		return err
+	}
 	in, err := report.Load(ctx, dirs, *suite)
 	if err != nil {
 		return err
@@ -57,6 +64,14 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *format == report.FormatHTML {
+		// The page also shows each arm's settings and server identity.
+		setup, err := report.LoadSetup(dirs)
+		if err != nil {
+			return err
+		}
+		return writeOut(e, *out, func(w io.Writer) error { return report.WriteHTMLWith(w, rep, setup) })
+	}
 	return writeOut(e, *out, func(w io.Writer) error { return report.Write(w, rep, *format) })
 }
 
@@ -67,4 +82,43 @@ func validFormat(f string) bool {
 		}
 	}
 	return false
+}
+
+// checkGraded refuses a --suite version some run was never graded under:
+// its report would be all "ungraded", which reads like a result. The error
+// lists the versions that were graded.
+func checkGraded(dirs []string, version string) error {
+	if version == "" {
+		return nil
+	}
+	for _, d := range dirs {
+		st, err := runstore.Open(d)
+		if err != nil {
+			return err
+		}
+		run, err := st.ReadRun()
+		if err != nil {
+			return err
+		}
+		if run.Kind != "" && run.Kind != "cohort" {
+			continue
+		}
+		want := report.SuiteID(run, version)
+		graded, err := runstore.GradedSuites(d)
+		if err != nil {
+			return err
+		}
+		found := false
+		for _, g := range graded {
+			found = found || g == want
+		}
+		if !found {
+			list := "none"
+			if len(graded) > 0 {
+				list = strings.Join(graded, ", ")
+			}
+			return usagef("run %s was never graded under %s (graded: %s); 'evalctl regrade' grades it under another suite version", d, want, list)
+		}
+	}
+	return nil
 }

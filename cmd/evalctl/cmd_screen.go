@@ -75,11 +75,15 @@ func servingResume(ctx context.Context, e *env, name string, args []string, run 
 	if len(pos) != 1 {
 		return usagef("%s resume needs one run directory", name)
 	}
+	dir, err := resolveRun(pos[0])
+	if err != nil {
+		return err
+	}
 	o, err := mo.options(e)
 	if err != nil {
 		return err
 	}
-	return run(ctx, e, pos[0], o)
+	return run(ctx, e, dir, o)
 }
 
 func runScreenDir(ctx context.Context, e *env, dir string, o serving.ScreenOptions) error {
@@ -134,7 +138,11 @@ func screenReport(e *env, args []string) error {
 		}
 		a, b = parts[0], parts[1]
 	}
-	st, run, sc, err := serving.OpenScreen(pos[0])
+	dir, err := resolveRun(pos[0])
+	if err != nil {
+		return err
+	}
+	st, run, sc, err := serving.OpenScreen(dir)
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,9 @@ var commands = map[string]command{
 	"cases":       {"list, fingerprint and check the suite's cases", cmdCases},
 	"run":         {"run a cohort from a plan, or resume one (run --plan FILE | --resume RUNDIR)", cmdRun},
 	"demo":        {"the main job on embedded defaults: scripted model, two arms, the built-in suite", cmdDemo},
+	"runs":        {"list runs newest first: name, id, kind, state, arms, scored/planned (runs [DIR])", cmdRuns},
+	"show":        {"one attempt, readable: conversation, tool calls, grades, diff (show ATTEMPT | show RUN ARM CASE REPEAT)", cmdShow},
+	"view":        {"live web viewer of runs, arms, cases and attempts, on loopback (view [DIR] [--addr])", cmdView},
 	"report":      {"pool runs per arm with uncertainty (report RUNDIR... [--format table|md|json|csv|html])", cmdReport},
 	"export":      {"write checkable attempts, aggregates and protocol files (export RUNDIR... --out DIR)", cmdExport},
 	"verify":      {"recompute an export's aggregates and check its checksums (verify DIR)", cmdVerify},
@@ -85,6 +88,15 @@ func run(ctx context.Context, e *env, args []string) int {
 			return 2
 		}
 		return 0
+	}
+	// --version works everywhere, as first word or among a command's flags.
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--version" || a == "-version" {
+			return exitCode(e.stderr, "version", cmdVersion(ctx, e, nil))
+		}
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
@@ -130,7 +142,7 @@ func printUsage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'evalctl <command> --help' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'evalctl <command> --help' (or -h) for a command's flags; 'evalctl --version' for the version.")
 }
 
 // newFlags makes a flag set that reports errors instead of exiting, with a
@@ -140,9 +152,48 @@ func newFlags(e *env, name, synopsis string) *flag.FlagSet {
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "usage: evalctl %s\n\n", synopsis)
-		fs.PrintDefaults()
+		printDefaults(e.stderr, fs)
 	}
 	return fs
+}
+
+// printDefaults lists a flag set's flags as the usage lines write them,
+// with two dashes (the flag package prints one), each with its default.
+func printDefaults(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if d := f.DefValue; d != "" && d != "false" && d != "0" {
+			fmt.Fprintf(w, " (default %q)", d)
+		}
+		fmt.Fprintln(w)
+	})
+	fmt.Fprintln(w, "  --version\n    \tprint the evalctl version")
+}
+
+// formatFlag is the one --format flag of every command that prints
+// results; --json stays as a short form of --format json.
+func formatFlag(fs *flag.FlagSet, def string, names ...string) func() (string, error) {
+	format := fs.String("format", def, "output format: "+strings.Join(names, ", "))
+	asJSON := fs.Bool("json", false, "short for --format json")
+	return func() (string, error) {
+		if *asJSON {
+			if *format != def && *format != "json" {
+				return "", usagef("--json and --format %s disagree", *format)
+			}
+			return "json", nil
+		}
+		for _, n := range names {
+			if *format == n {
+				return n, nil
+			}
+		}
+		return "", usagef("unknown --format %q (want one of %s)", *format, strings.Join(names, ", "))
+	}
 }
 
 // parseFlags parses args, turning flag errors into usage errors (--help is

@@ -152,6 +152,10 @@ type ArmReport struct {
 	DecodeTPSGainPercent     *float64 `json:"decode_tps_gain_percent"`
 	TaskOutputTPSGainPercent *float64 `json:"task_output_tps_gain_percent"`
 	TokensPerWeek            *float64 `json:"tokens_per_week"`
+	// DecodeTPSInterval and TaskOutputTPSInterval are 95% case-resampling
+	// bootstrap intervals of the arm's pooled speeds.
+	DecodeTPSInterval     *Interval `json:"decode_tps_interval"`
+	TaskOutputTPSInterval *Interval `json:"task_output_tps_interval"`
 }
 
 // CaseReport is one case across arms.
@@ -299,6 +303,7 @@ func Build(in *Input, opts Options) (*Report, error) {
 		rep.Comparisons = append(rep.Comparisons, cmp)
 		rep.Notes = append(rep.Notes, cmp.Functional.Words, cmp.Delivered.Words, cmp.DecodeTPSRatio.Words)
 	}
+	addSpeedIntervals(rep, byArm, cases)
 	rep.Notes = append(rep.Notes, countNotes(in)...)
 	rep.Notes = append(rep.Notes, counterNotes(in)...)
 	rep.Notes = append(rep.Notes, timingNotes(rep)...)

@@ -13,16 +13,27 @@ import (
 // and inline SVG charts (success rates with Wilson intervals per arm,
 // pooled decode TPS per arm, a case x arm grid) followed by the tables. It
 // loads nothing: no scripts, fonts, images or style sheets from anywhere.
-func WriteHTML(w io.Writer, r *Report) error {
+func WriteHTML(w io.Writer, r *Report) error { return WriteHTMLWith(w, r, nil) }
+
+// WriteHTMLWith is WriteHTML with what the report JSON does not hold: each
+// arm's settings and server identity, and (in the viewer) where a grid
+// cell's attempts are listed. setup may be nil.
+func WriteHTMLWith(w io.Writer, r *Report, setup *Setup) error {
+	var link func(c, arm string) string
+	if setup != nil {
+		link = setup.CellLink
+	}
 	data := struct {
 		R       *Report
+		Title   string
 		Mixed   []string
 		Header  []string
+		Setup   template.HTML
 		Tables  []table
 		Success template.HTML
 		TPS     template.HTML
 		Grid    template.HTML
-	}{r, mixedLines(r), headerLines(r), tables(r), template.HTML(successSVG(r)), template.HTML(tpsSVG(r)), template.HTML(gridSVG(r))}
+	}{r, reportTitle(r), mixedLines(r), headerLines(r), template.HTML(setupHTML(setup)), tables(r), template.HTML(successSVG(r)), template.HTML(tpsSVG(r)), template.HTML(gridSVG(r, link))}
 	return pageTemplate.Execute(w, data)
 }
 
@@ -31,7 +42,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>evalctl report{{if .R.Baseline}}: baseline {{.R.Baseline}}{{end}}</title>
+<title>{{.Title}}{{if .R.Baseline}}: baseline {{.R.Baseline}}{{end}}</title>
 <style>
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:24px auto;max-width:1180px;padding:0 16px;color:#1a202c;background:#fff;line-height:1.4}
 h1{font-size:1.6em;margin:0 0 8px}
@@ -52,13 +63,13 @@ ul.words li{margin:4px 0}
 </style>
 </head>
 <body>
-<h1>evalctl report</h1>
+<h1>{{.Title}}</h1>
 {{range .Mixed}}<div class="mixed" id="mixed">{{.}}</div>
 {{end}}{{range .Header}}<p class="meta">{{.}}</p>
-{{end}}
+{{end}}{{.Setup}}
 <div class="charts">
 <figure id="chart-success"><figcaption>Success rate per arm, 95% Wilson intervals</figcaption>{{.Success}}</figure>
-<figure id="chart-tps"><figcaption>Pooled decode and task-output TPS per arm</figcaption>{{.TPS}}</figure>
+<figure id="chart-tps"><figcaption>Pooled decode and task-output TPS per arm, 95% case bootstrap intervals</figcaption>{{.TPS}}</figure>
 </div>
 <figure id="chart-grid"><figcaption>Per case and arm: functional / delivered of scored attempts</figcaption>{{.Grid}}</figure>
 {{range .Tables}}<h2>{{.Title}}</h2>
@@ -160,12 +171,14 @@ func tpsSVG(r *Report) string {
 	height := top + rowH*float64(max(len(r.Arms), 1)) + 30
 	maxV := 0.0
 	for _, a := range r.Arms {
-		for _, v := range []*float64{a.DecodeTPS, a.TaskOutputTPS} {
+		for _, v := range []*float64{a.DecodeTPS, a.TaskOutputTPS, intervalHigh(a.DecodeTPSInterval), intervalHigh(a.TaskOutputTPSInterval)} {
 			if v != nil && *v > maxV {
 				maxV = *v
 			}
 		}
 	}
+	// The axis runs just past the data (a 1-1.2-1.5-2-2.5-3-4-5-6-8 step),
+	// not to the next 1-2-5 power that could leave most of it empty.
 	scale := niceCeil(maxV)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-label="decode TPS per arm">`, num(width), num(height), num(width), num(height))
@@ -195,12 +208,22 @@ func tpsSVG(r *Report) string {
 		if a.DecodeTPSGainPercent != nil {
 			gain = " (" + fmtGain(a.DecodeTPSGainPercent) + ")"
 		}
-		fmt.Fprintf(&b, `<text class="value" x="%s" y="%s" font-size="11" fill="#1a202c">%s%s</text>`, num(xs(d)+5), num(y0+18), fmtF(a.DecodeTPS, 2), esc(gain))
+		textX := xs(d) + 5
+		if iv := a.DecodeTPSInterval; iv != nil && iv.Low != nil && iv.High != nil {
+			b.WriteString(whisker(xs(*iv.Low), xs(*iv.High), y0+14, 7, "decode", fmt.Sprintf("%s decode TPS 95%% interval %.2f to %.2f over %d cases", a.Arm, *iv.Low, *iv.High, iv.Cases)))
+			textX = math.Max(textX, xs(*iv.High)+5)
+		}
+		fmt.Fprintf(&b, `<text class="value" x="%s" y="%s" font-size="11" fill="#1a202c">%s%s</text>`, num(textX), num(y0+18), fmtF(a.DecodeTPS, 2), esc(gain))
 		if a.TaskOutputTPS != nil {
 			t := *a.TaskOutputTPS
 			fmt.Fprintf(&b, `<rect class="bar task" x="%s" y="%s" width="%s" height="10" fill="%s"><title>%s task-output TPS %s</title></rect>`,
 				num(left), num(y0+26), num(xs(t)-left), colTask, esc(a.Arm), fmtF(a.TaskOutputTPS, 2))
-			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" fill="%s">%s</text>`, num(xs(t)+5), num(y0+35), colAxis, fmtF(a.TaskOutputTPS, 2))
+			tx := xs(t) + 5
+			if iv := a.TaskOutputTPSInterval; iv != nil && iv.Low != nil && iv.High != nil {
+				b.WriteString(whisker(xs(*iv.Low), xs(*iv.High), y0+31, 5, "task", fmt.Sprintf("%s task-output TPS 95%% interval %.2f to %.2f over %d cases", a.Arm, *iv.Low, *iv.High, iv.Cases)))
+				tx = math.Max(tx, xs(*iv.High)+5)
+			}
+			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" fill="%s">%s</text>`, num(tx), num(y0+35), colAxis, fmtF(a.TaskOutputTPS, 2))
 		}
 	}
 	fmt.Fprintf(&b, `<rect x="%s" y="4" width="10" height="10" fill="%s"/><text x="%s" y="13" font-size="11" fill="%s">decode TPS</text>`,
@@ -213,7 +236,7 @@ func tpsSVG(r *Report) string {
 
 // gridSVG draws one cell per case and arm, coloured by the functional rate
 // (grey when nothing was scored) and labelled functional / delivered.
-func gridSVG(r *Report) string {
+func gridSVG(r *Report, link func(c, arm string) string) string {
 	const top, cellH = 30.0, 26.0
 	left, cellW := 60.0, 110.0
 	for _, c := range r.Cases {
@@ -241,9 +264,15 @@ func gridSVG(r *Report) string {
 				fill, ink = rateColour(*ca.Functional.Rate), "#1a202c"
 				label = fmtCount(ca.Functional) + " / " + fmtCount(ca.Delivered)
 			}
+			if link != nil {
+				fmt.Fprintf(&b, `<a class="cell-link" href="%s">`, esc(link(c.Case, ca.Arm)))
+			}
 			fmt.Fprintf(&b, `<rect class="cell" x="%s" y="%s" width="%s" height="%s" fill="%s" stroke="#fff" stroke-width="2"><title>%s, %s: functional %s, delivered %s</title></rect>`,
 				num(x), num(y), num(cellW), num(cellH), fill, esc(c.Case), esc(ca.Arm), esc(fmtCount(ca.Functional)), esc(fmtCount(ca.Delivered)))
 			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="12" text-anchor="middle" fill="%s">%s</text>`, num(x+cellW/2), num(y+17), ink, esc(label))
+			if link != nil {
+				b.WriteString(`</a>`)
+			}
 		}
 	}
 	b.WriteString(`</svg>`)
@@ -267,18 +296,32 @@ func rateColour(p float64) string {
 	return fmt.Sprintf("#%02x%02x%02x", mix(a.r, c.r), mix(a.g, c.g), mix(a.b, c.b))
 }
 
-// niceCeil rounds v up to 1, 2 or 5 times a power of ten (10 at least).
+// niceCeil rounds v up to a round step (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6
+// or 8 times a power of ten; 10 at least), so an axis ends near its data.
 func niceCeil(v float64) float64 {
 	if v <= 10 {
 		return 10
 	}
 	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
+	for _, m := range []float64{1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {
 		if v <= m*p {
 			return m * p
 		}
 	}
 	return 10 * p
+}
+
+func intervalHigh(iv *Interval) *float64 {
+	if iv == nil {
+		return nil
+	}
+	return iv.High
+}
+
+// whisker draws an interval as a line with end caps.
+func whisker(x1, x2, y, half float64, class, title string) string {
+	return fmt.Sprintf(`<g class="whisker %s"><title>%s</title><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#1a202c" stroke-width="1.5"/><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#1a202c"/><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#1a202c"/></g>`,
+		class, esc(title), num(x1), num(y), num(x2), num(y), num(x1), num(y-half), num(x1), num(y+half), num(x2), num(y-half), num(x2), num(y+half))
 }
 
 func trimFloat(v float64) string {

@@ -17,7 +17,9 @@ import (
 // RunInfo identifies one pooled run: what it ran under and which suite
 // version its outcomes were looked up under.
 type RunInfo struct {
-	ID             string            `json:"id"`
+	ID string `json:"id"`
+	// Name is the plan's name (empty for runs made before runs had one).
+	Name           string            `json:"name,omitempty"`
 	Kind           string            `json:"kind"`
 	CreatedAt      time.Time         `json:"created_at"`
 	PlanSHA256     string            `json:"plan_sha256"`
@@ -40,7 +42,7 @@ type Input struct {
 // (see SuiteID).
 func NewRunInfo(r *runstore.Run, suiteVersion string) RunInfo {
 	return RunInfo{
-		ID: r.ID, Kind: r.Kind, CreatedAt: r.CreatedAt, PlanSHA256: r.PlanSHA256,
+		ID: r.ID, Name: r.Name, Kind: r.Kind, CreatedAt: r.CreatedAt, PlanSHA256: r.PlanSHA256,
 		Suite: r.Suite, ImageID: r.ImageID, EvalctlVersion: r.EvalctlVersion,
 		GradedSuite: SuiteID(r, suiteVersion),
 	}

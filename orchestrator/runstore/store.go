@@ -49,7 +49,10 @@ var ErrLocked = errors.New("run directory is in use by another evalctl process")
 
 // Run is the identity of a run, written once at registration.
 type Run struct {
-	ID        string    `json:"id"`
+	ID string `json:"id"`
+	// Name is the plan's (or screen's, probe's) name; the run directory's
+	// name starts with it.
+	Name      string    `json:"name,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	// PlanSHA256 is the SHA-256 of plan.json as written.
 	PlanSHA256     string   `json:"plan_sha256"`

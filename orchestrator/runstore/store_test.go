@@ -38,3 +38,16 @@ func TestOpenSaysWhatADirectoryIs(t *testing.T) {
 		})
 	}
 }
+
+func TestDirName(t *testing.T) {
+	for _, tt := range []struct{ name, want string }{
+		{"mtp4-vs-mtp2", "mtp4-vs-mtp2-ID"},
+		{"quant sweep/2", "quant-sweep-2-ID"},
+		{"", "ID"},
+		{"../..", "ID"},
+	} {
+		if got := DirName(tt.name, "ID"); got != tt.want {
+			t.Errorf("DirName(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -57,6 +57,7 @@ const (
 // HashFiles may hold the placeholders {{host}}, {{port}}, {{model}},
 // {{ctx_size}}, {{evalctl}} (this evalctl binary) and {{profile_dir}}.
 type Profile struct {
+	// Name names the server configuration (required).
 	Name string `yaml:"name" json:"name"`
 	// API is llama-server (default) or openai (vLLM and the like).
 	API API `yaml:"api" json:"api"`
@@ -66,20 +67,27 @@ type Profile struct {
 	Model string `yaml:"model" json:"model"`
 	// CtxSize is the context size passed as {{ctx_size}}; a capacity probe
 	// overrides it per size.
-	CtxSize int    `yaml:"ctx_size" json:"ctx_size"`
-	Host    string `yaml:"host" json:"host"`
+	CtxSize int `yaml:"ctx_size" json:"ctx_size"`
+	// Host is the address the server listens on (default 127.0.0.1).
+	Host string `yaml:"host" json:"host"`
 	// Port 0 picks a free port at each start.
-	Port           int               `yaml:"port" json:"port"`
-	HealthPath     string            `yaml:"health_path" json:"health_path"`
-	StartupTimeout Duration          `yaml:"startup_timeout" json:"startup_timeout"`
-	StopTimeout    Duration          `yaml:"stop_timeout" json:"stop_timeout"`
-	Env            map[string]string `yaml:"env" json:"env"`
+	Port int `yaml:"port" json:"port"`
+	// HealthPath is polled until the server answers 200 (default /health).
+	HealthPath string `yaml:"health_path" json:"health_path"`
+	// StartupTimeout bounds the wait for health (default 10m).
+	StartupTimeout Duration `yaml:"startup_timeout" json:"startup_timeout"`
+	// StopTimeout is how long a stop waits before killing (default 15s).
+	StopTimeout Duration `yaml:"stop_timeout" json:"stop_timeout"`
+	// Env adds environment variables to the server's, templated.
+	Env map[string]string `yaml:"env" json:"env"`
 	// WorkDir is the server's working directory; "" means the profile's.
 	WorkDir string `yaml:"workdir" json:"workdir"`
 	// HashFiles are the files whose SHA-256 the identity records (model
 	// weights, draft models, chat templates), templated.
 	HashFiles []string `yaml:"hash_files" json:"hash_files"`
-	Restart   Restart  `yaml:"restart" json:"restart"`
+	// Restart is when a cohort restarts the server: never (default),
+	// per_arm or per_attempt.
+	Restart Restart `yaml:"restart" json:"restart"`
 
 	// Dir is the directory of the profile file; SHA256 is the file's digest.
 	Dir    string `yaml:"-" json:"dir"`

@@ -14,7 +14,7 @@ func TestLoadProfileStrict(t *testing.T) {
 		yaml    string
 		wantErr string // substring, with file:line
 	}{
-		{name: "unknown field", yaml: "name: a\ncommand: [x]\nctx-size: 8\n", wantErr: "p.yaml:3: field ctx-size not found in Profile"},
+		{name: "unknown field", yaml: "name: a\ncommand: [x]\nctx-size: 8\n", wantErr: `p.yaml:3: unknown field "ctx-size"; did you mean "ctx_size"?`},
 		{name: "no name", yaml: "command: [x]\n", wantErr: "p.yaml:1: field name: is required"},
 		{name: "no command", yaml: "name: a\n", wantErr: "p.yaml:1: field command: is required"},
 		{name: "unknown placeholder", yaml: "name: a\ncommand:\n  - llama-server\n  - --port\n  - '{{prot}}'\n",
@@ -96,7 +96,7 @@ func TestScreenSpecStrict(t *testing.T) {
 		name, yaml, wantErr string
 	}{
 		{"ok", base, ""},
-		{"unknown field", base + "seed: [1]\n", "s.yaml:8: field seed not found in ScreenSpec"},
+		{"unknown field", base + "seed: [1]\n", `s.yaml:8: unknown field "seed"; did you mean "seeds"?`},
 		{"baseline not a mode", strings.Replace(base, "baseline: a", "baseline: z", 1), `s.yaml:2: field baseline: "z" is not one of the modes`},
 		{"reserved name", base + "  - {name: baseline_end, profile: a.yaml}\n", "s.yaml:8: field modes[1].name: \"baseline_end\" is reserved"},
 		{"duplicate mode", base + "  - {name: a, profile: a.yaml}\n", `s.yaml:8: field modes[1].name: "a" appears twice`},

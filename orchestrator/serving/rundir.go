@@ -41,7 +41,7 @@ func registerRun(out, name, kind, file string, plan any) (*runstore.Store, *runs
 		return nil, nil, err
 	}
 	sum := sha256.Sum256(data)
-	run := &runstore.Run{ID: id.String(), CreatedAt: now, PlanSHA256: hex.EncodeToString(sum[:]),
+	run := &runstore.Run{ID: id.String(), Name: name, CreatedAt: now, PlanSHA256: hex.EncodeToString(sum[:]),
 		EvalctlVersion: runstore.Version(), Kind: kind}
 	if err := st.WriteRun(run); err != nil {
 		return nil, nil, err

@@ -26,10 +26,12 @@ func (sc *Screen) modeRequest(mode string) map[string]any {
 // measured at every prompt target with every seed, and the baseline mode is
 // measured before and after all others so drift shows.
 type ScreenSpec struct {
+	// Name names the screen and its run directory (required).
 	Name string `yaml:"name" json:"name"`
 	// Baseline names the mode run as baseline_start and baseline_end.
-	Baseline string     `yaml:"baseline" json:"baseline"`
-	Modes    []ModeSpec `yaml:"modes" json:"modes"`
+	Baseline string `yaml:"baseline" json:"baseline"`
+	// Modes are the server configurations measured (required).
+	Modes []ModeSpec `yaml:"modes" json:"modes"`
 	// PromptTargets are input sizes in tokens (e.g. 8192, 32768).
 	PromptTargets []int `yaml:"prompt_targets" json:"prompt_targets"`
 	// Seeds: one sample per seed per mode and target.
@@ -48,6 +50,7 @@ type ScreenSpec struct {
 
 // ModeSpec is one server configuration of a screen.
 type ModeSpec struct {
+	// Name names the mode in the screen's report (required).
 	Name string `yaml:"name" json:"name"`
 	// Profile is the profile file, relative to the spec file.
 	Profile string `yaml:"profile" json:"profile"`

@@ -1,17 +1,15 @@
 package serving
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/evalctl/evalctl/orchestrator/yamlcheck"
 )
 
 // yamlDoc is a strictly decoded YAML file that remembers where each value
@@ -35,46 +33,13 @@ func decodeYAML(file string, v any) (*yamlDoc, error) {
 // decodeYAMLData is decodeYAML for a file already read; file names it in
 // errors.
 func decodeYAMLData(file string, data []byte, v any) (*yamlDoc, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty file", file)
-		}
-		return nil, yamlError(file, err)
+	// yamlcheck says what is wrong in a person's words (field path, line,
+	// "did you mean", a tab or a broken indentation) and decodes strictly.
+	doc, err := yamlcheck.Decode(file, data, v)
+	if err != nil {
+		return nil, err
 	}
-	var extra any
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: holds more than one YAML document", file)
-	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	return &yamlDoc{file: file, root: &root}, nil
-}
-
-var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
-
-// yamlError rewrites yaml.v3's "line N: msg" errors as "file:N: msg", one
-// per problem, so every message points somewhere a person can open.
-func yamlError(file string, err error) error {
-	var msgs []string
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	} else {
-		msgs = []string{err.Error()}
-	}
-	for i, m := range msgs {
-		if sm := lineRE.FindStringSubmatch(m); sm != nil {
-			msgs[i] = file + ":" + sm[1] + ": " + m[len(sm[0]):]
-		} else {
-			msgs[i] = file + ": " + strings.TrimPrefix(m, "yaml: ")
-		}
-		msgs[i] = strings.Replace(msgs[i], " in type serving.", " in ", 1)
-	}
-	return errors.New(strings.Join(msgs, "; "))
+	return &yamlDoc{file: file, root: doc.Root}, nil
 }
 
 // errorf reports a problem with the value at path (map keys and sequence

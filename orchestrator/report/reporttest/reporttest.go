@@ -24,7 +24,9 @@ import (
 
 // RunSpec describes a run directory to write.
 type RunSpec struct {
-	ID        string
+	ID string
+	// Name is the plan's name recorded in run.json (none when empty).
+	Name      string
 	CreatedAt time.Time
 	Suite     runstore.SuiteRef
 	ImageID   string
@@ -94,7 +96,7 @@ func Write(dir string, spec *RunSpec) error {
 	if created.IsZero() {
 		created = fixedTime
 	}
-	run := &runstore.Run{ID: spec.ID, CreatedAt: created, PlanSHA256: planSHA, Suite: spec.Suite,
+	run := &runstore.Run{ID: spec.ID, Name: spec.Name, CreatedAt: created, PlanSHA256: planSHA, Suite: spec.Suite,
 		ImageID: spec.ImageID, EvalctlVersion: "devel-fixture", Kind: "cohort"}
 	if err := writeJSON(st.Path(runstore.RunFile), run); err != nil {
 		return err
