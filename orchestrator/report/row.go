@@ -73,6 +73,11 @@ type Row struct {
 	DraftTokens        *int64   `json:"draft_tokens"`
 	DraftAccepted      *int64   `json:"draft_accepted"`
 	TimingsSource      *string  `json:"timings_source"`
+	// OverlappedAttempts counts the attempts that were in flight on the
+	// same device while this one ran (its speed figures may be
+	// contaminated when it is not 0); null when the record does not say
+	// (runs from before overlaps were recorded).
+	OverlappedAttempts *int `json:"overlapped_attempts"`
 }
 
 // measured reports whether the row enters the pooled speed figures: scored

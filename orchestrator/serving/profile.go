@@ -80,6 +80,9 @@ type Profile struct {
 	// weights, draft models, chat templates), templated.
 	HashFiles []string `yaml:"hash_files" json:"hash_files"`
 	Restart   Restart  `yaml:"restart" json:"restart"`
+	// Device names the hardware the server runs on (a cohort runs arms on
+	// different devices side by side; see the plan's concurrency).
+	Device string `yaml:"device" json:"device,omitempty"`
 
 	// Dir is the directory of the profile file; SHA256 is the file's digest.
 	Dir    string `yaml:"-" json:"dir"`

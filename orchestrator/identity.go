@@ -1,0 +1,107 @@
+package orchestrator
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sort"
+
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/serving"
+)
+
+// ArmIdentityOf is the arm's pooling identity: what changes how it behaves
+// (model name, output cap, sampling, reasoning, extra request fields,
+// budgets, streaming, the server profile's command line, model and
+// context size, and what the endpoint said it runs at preflight: its build
+// and model) and nothing about where it listened (base URL, host, port,
+// device label, API-key variable). Two runs' attempts of an arm pool when
+// their identities are equal; when they are not, the fields say why.
+// check is the arm's preflight (nil when there was none).
+func ArmIdentityOf(arm *Arm, check *runstore.EndpointCheck) *runstore.ArmIdentity {
+	behaviour := struct {
+		Model          string         `json:"model"`
+		TimeoutSeconds float64        `json:"request_timeout_seconds,omitempty"`
+		MaxTokens      int            `json:"max_tokens"`
+		Sampling       Sampling       `json:"sampling"`
+		Reasoning      Reasoning      `json:"reasoning"`
+		Extra          map[string]any `json:"extra,omitempty"`
+		Budgets        Budgets        `json:"budgets"`
+		Stream         *bool          `json:"stream,omitempty"`
+	}{arm.Endpoint.Model, arm.Endpoint.TimeoutSeconds, arm.MaxTokens, arm.Sampling, arm.Reasoning, arm.Extra, arm.Budgets, arm.Stream}
+	fields := map[string]string{}
+	flattenJSON(fields, "", behaviour)
+	if arm.Profile != "" {
+		if p, err := serving.LoadProfile(arm.Profile); err == nil {
+			prof := struct {
+				API     serving.API       `json:"api"`
+				Command []string          `json:"command"`
+				Model   string            `json:"model"`
+				CtxSize int               `json:"ctx_size"`
+				Env     map[string]string `json:"env,omitempty"`
+			}{p.API, p.Command, p.Model, p.CtxSize, p.Env}
+			flattenJSON(fields, "profile", prof)
+		} else {
+			// The profile's digest stands in for what cannot be read.
+			fields["profile.sha256"] = arm.ProfileSHA256
+		}
+	}
+	if check != nil && check.Info != nil {
+		if b := check.Info.BuildInfo; b != nil {
+			fields["server.build_info"] = *b
+		}
+		if m := check.Info.ModelPath; m != nil {
+			fields["server.model_path"] = *m
+		}
+	}
+	data, _ := json.Marshal(fields) // map keys are sorted
+	sum := sha256.Sum256(data)
+	return &runstore.ArmIdentity{SHA256: hex.EncodeToString(sum[:]), Fields: fields}
+}
+
+// flattenJSON writes v's JSON form into out as dotted paths to the JSON
+// text of each leaf ("sampling.temperature": "0.6").
+func flattenJSON(out map[string]string, prefix string, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		out[prefix] = err.Error()
+		return
+	}
+	var tree any
+	if err := json.Unmarshal(data, &tree); err != nil {
+		out[prefix] = string(data)
+		return
+	}
+	flattenTree(out, prefix, tree)
+}
+
+func flattenTree(out map[string]string, prefix string, v any) {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) == 0 {
+		data, _ := json.Marshal(v)
+		out[prefix] = string(data)
+		return
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := k
+		if prefix != "" {
+			p = prefix + "." + k
+		}
+		flattenTree(out, p, m[k])
+	}
+}
+
+// checkOf returns the preflight of the named arm, or nil.
+func checkOf(checks []runstore.EndpointCheck, arm string) *runstore.EndpointCheck {
+	for i := range checks {
+		if checks[i].Arm == arm {
+			return &checks[i]
+		}
+	}
+	return nil
+}
