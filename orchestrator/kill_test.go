@@ -315,8 +315,8 @@ func TestCtrlCRecordsInterruptedAndRemovesContainers(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	cmd.Process.Signal(os.Interrupt)
 	err = cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "--resume") {
-		t.Errorf("exit %v, stderr %q; want exit 1 naming --resume", err, stderr.String())
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(stderr.String(), "--resume") {
+		t.Errorf("exit %v, stderr %q; want exit 3 (stopped, resumable) naming --resume", err, stderr.String())
 	}
 	store, _ := runstore.Open(dir)
 	all, _ := store.Attempts()
