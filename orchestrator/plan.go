@@ -345,9 +345,18 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 	if p.Concurrency < 0 {
 		return nil, nil, bad("concurrency", "must be at least 1")
 	}
+	devices := map[string]bool{}
+	for _, a := range p.Arms {
+		devices[a.Endpoint.Device] = true
+	}
 	for i, a := range p.Arms {
 		if a.Profile != "" && p.Concurrency > 1 {
 			return nil, nil, bad(fmt.Sprintf("arms[%d].profile", i), "arms that start their own server run one attempt at a time; set concurrency: 1")
+		}
+		if a.Profile != "" && len(devices) > 1 {
+			// evalctl keeps one model server at a time: arms on several
+			// devices would stop each other's servers.
+			return nil, nil, bad(fmt.Sprintf("arms[%d].profile", i), "arms that start their own server cannot run side by side with other arms: give every arm the same device (or none)")
 		}
 	}
 	if p.RestSeconds < 0 {
