@@ -139,7 +139,7 @@ func TestDeviceLabels(t *testing.T) {
 }
 
 func TestExamplePlansLoad(t *testing.T) {
-	for _, f := range []string{"../examples/dev24.yaml", "../examples/scripted24.yaml"} {
+	for _, f := range []string{"../examples/dev24.yaml", "../examples/scripted24.yaml", "../examples/two-devices.yaml"} {
 		p, s, err := LoadPlan(f)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)

@@ -372,7 +372,7 @@ func (r *runner) execute(ctx context.Context) error {
 	}
 	if len(todo) == 0 {
 		fmt.Fprintf(r.opts.Progress, "nothing left to do: every one of the %d planned attempts has ended%s\n", done, r.infraHint())
-		return nil
+		return r.incomplete()
 	}
 	r.prog.start(done)
 	defer r.prog.finish()
@@ -455,6 +455,12 @@ func (r *runner) execute(ctx context.Context) error {
 	if firstErr != nil {
 		return firstErr
 	}
+	return r.incomplete()
+}
+
+// incomplete is ErrIncomplete, with the command that re-runs them, when
+// infrastructure failures are left unscored; nil otherwise.
+func (r *runner) incomplete() error {
 	if n := r.infraLeft(); n > 0 {
 		return fmt.Errorf("%w: %d planned attempt(s) ended as infrastructure failures and are unscored; re-run them with '%s'", ErrIncomplete, n, r.resumeCommand())
 	}
