@@ -1,9 +1,11 @@
 package orchestrator
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"path/filepath"
 	"sort"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
@@ -14,7 +16,8 @@ import (
 // (model name, output cap, sampling, reasoning, extra request fields,
 // budgets, streaming, the server profile's command line, model and
 // context size, and what the endpoint said it runs at preflight: its build
-// and model) and nothing about where it listened (base URL, host, port,
+// and model; the weights' digests are added at registration, see
+// withWeights) and nothing about where it listened (base URL, host, port,
 // device label, API-key variable). Two runs' attempts of an arm pool when
 // their identities are equal; when they are not, the fields say why.
 // check is the arm's preflight (nil when there was none).
@@ -54,9 +57,46 @@ func ArmIdentityOf(arm *Arm, check *runstore.EndpointCheck) *runstore.ArmIdentit
 			fields["server.model_path"] = *m
 		}
 	}
+	return newIdentity(fields)
+}
+
+func newIdentity(fields map[string]string) *runstore.ArmIdentity {
 	data, _ := json.Marshal(fields) // map keys are sorted
 	sum := sha256.Sum256(data)
 	return &runstore.ArmIdentity{SHA256: hex.EncodeToString(sum[:]), Fields: fields}
+}
+
+// withWeights adds to a profile arm's identity the SHA-256 of every file
+// its profile names in hash_files (weights, draft model, chat template) as
+// "weights.NAME", read from the per-user digest cache when a file is
+// unchanged. Files that cannot be resolved or read are left out: the
+// identity holds what is known.
+func withWeights(ctx context.Context, id *runstore.ArmIdentity, arm *Arm, cache *serving.HashCache) *runstore.ArmIdentity {
+	if arm.Profile == "" {
+		return id
+	}
+	p, err := serving.LoadProfile(arm.Profile)
+	if err != nil || len(p.HashFiles) == 0 {
+		return id
+	}
+	// Hash files name weights, never the address: host and port only fill
+	// the template.
+	_, _, files, err := p.Resolve(serving.Vars{Host: "127.0.0.1", Port: 1, Model: p.Model, CtxSize: max(p.CtxSize, 1), Evalctl: "evalctl", ProfileDir: p.Dir})
+	if err != nil {
+		return id
+	}
+	fields := make(map[string]string, len(id.Fields)+len(files))
+	for k, v := range id.Fields {
+		fields[k] = v
+	}
+	for _, f := range files {
+		d, err := cache.Digest(ctx, f)
+		if err != nil {
+			continue
+		}
+		fields["weights."+filepath.Base(f)] = d.SHA256
+	}
+	return newIdentity(fields)
 }
 
 // flattenJSON writes v's JSON form into out as dotted paths to the JSON

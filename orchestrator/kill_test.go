@@ -207,9 +207,11 @@ func profileRun(t *testing.T, eng *sandbox.Engine, img *sandbox.BuiltImage, bin,
 command: ["{{evalctl}}", serve-model, --addr, "{{host}}:{{port}}", --suite, "` + suite + `", --decode-tps, "120"]
 ctx_size: 32768
 startup_timeout: 60s
+hash_files: [weights.bin]
 restart: ` + restart + `
 `
 	os.WriteFile(filepath.Join(dir, "scripted.yaml"), []byte(profile), 0o644)
+	os.WriteFile(filepath.Join(dir, "weights.bin"), []byte("the scripted model's weights"), 0o644)
 	plan := `suite: ` + suite + `
 cases: [adder]
 repeats: [{label: r1, seed: 1}, {label: r2, seed: 2}]
@@ -269,6 +271,19 @@ func TestArmsStartTheirServerFromProfiles(t *testing.T) {
 		}
 		if id.Profile != "scripted" || len(id.Argv) == 0 || id.PID == 0 || id.BuildInfo == nil || id.ContextSize == nil {
 			t.Errorf("%s: identity %+v lacks the command line or /props", a.Server, id)
+		}
+	}
+	// The arms' pooling identity holds the profile's command line and the
+	// weights' digest, not where the server listened.
+	st, _ := runstore.Open(res.Dir)
+	run, err := st.ReadRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, arm := range []string{"a", "b"} {
+		id := run.ArmIdentities[arm]
+		if id == nil || id.Fields["weights.weights.bin"] == "" || !strings.Contains(id.Fields["profile.command"], "serve-model") {
+			t.Errorf("arm %s: identity %+v lacks the weights' digest or the command line", arm, id)
 		}
 	}
 	// No scripted server process survives the run.

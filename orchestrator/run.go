@@ -211,7 +211,7 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 		arm := &plan.Arms[i]
 		run.ArmHashes[arm.Name] = arm.Hash()
 		run.ArmOrder = append(run.ArmOrder, arm.Name)
-		run.ArmIdentities[arm.Name] = ArmIdentityOf(arm, checkOf(checks, arm.Name))
+		run.ArmIdentities[arm.Name] = withWeights(ctx, ArmIdentityOf(arm, checkOf(checks, arm.Name)), arm, serving.DefaultHashCache())
 	}
 	// Every slot gets its planned record before the first attempt runs, so
 	// that what was planned is on disk whatever happens next.
