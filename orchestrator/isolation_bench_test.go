@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -52,7 +53,8 @@ func BenchmarkPreflight(b *testing.B) {
 
 // BenchmarkCohortIsolation is the price of honesty: the same cohort (two
 // arms on two scripted endpoints, the fixture suite's two cases x 2
-// repeats, the model paced at 200 tokens per second) run isolated (no
+// repeats, the model paced at 200 tokens per second, or
+// EVALCTL_BENCH_DECODE_TPS) run isolated (no
 // device labels: one attempt in flight) and with the old per-endpoint
 // behaviour (a device label per endpoint: one attempt per endpoint in
 // flight), alternately in one run so both see the same load.
@@ -64,9 +66,13 @@ func BenchmarkCohortIsolation(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	decode := 200.0
+	if v, err := strconv.ParseFloat(os.Getenv("EVALCTL_BENCH_DECODE_TPS"), 64); err == nil && v > 0 {
+		decode = v
+	}
 	var urls []string
 	for i := 0; i < 2; i++ {
-		srv, err := scripted.New(scripted.Config{Suite: s, DecodeTPS: 200, PromptTPS: 5000})
+		srv, err := scripted.New(scripted.Config{Suite: s, DecodeTPS: decode, PromptTPS: 5000})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -55,16 +55,16 @@ type Report struct {
 	Runs    []RunInfo `json:"runs"`
 	// Mixed lists why these runs should not have been pooled; empty unless
 	// Options.AllowMixed let them through.
-	Mixed    []string `json:"mixed"`
-	Baseline string   `json:"baseline"`
-	// BaselineWhy says why Baseline was chosen when no --baseline was given.
-	BaselineWhy string       `json:"baseline_why,omitempty"`
+	Mixed       []string     `json:"mixed"`
+	Baseline    string       `json:"baseline"`
 	Arms        []ArmReport  `json:"arms"`
 	Cases       []CaseReport `json:"cases"`
 	Comparisons []Comparison `json:"comparisons"`
 	Notes       []string     `json:"notes"`
-	// Legend says what each figure means (see Legend).
-	Legend []LegendEntry `json:"legend"`
+	// BaselineWhy says why Baseline was chosen when no --baseline was
+	// given; Legend says what each figure means (see Legend).
+	BaselineWhy string        `json:"baseline_why,omitempty"`
+	Legend      []LegendEntry `json:"legend"`
 }
 
 // Rate is k successes of n scored attempts with its Wilson 95% interval.
@@ -108,14 +108,8 @@ type Stats struct {
 	// the scored attempts they leave out because a figure they need is null
 	// (an attempt some response of which reported no output token count):
 	// unknown, never pooled as 0.
-	Measured   int `json:"measured"`
-	Unmeasured int `json:"unmeasured"`
-	// Overlapped counts the measured attempts that had another attempt in
-	// flight on the same device while they ran: their decode and task
-	// seconds may be contaminated. 0 is the normal case; null when some
-	// measured attempt did not record its overlaps (runs from before they
-	// were recorded): unknown, never 0.
-	Overlapped         *int     `json:"overlapped"`
+	Measured           int      `json:"measured"`
+	Unmeasured         int      `json:"unmeasured"`
 	NativeOutputTokens *int64   `json:"native_output_tokens"`
 	DecodeSeconds      *float64 `json:"decode_seconds"`
 	TaskSeconds        *float64 `json:"task_seconds"`
@@ -135,6 +129,12 @@ type Stats struct {
 	DraftTokens     *int64         `json:"draft_tokens"`
 	DraftAccepted   *int64         `json:"draft_accepted"`
 	DraftAcceptance *float64       `json:"draft_acceptance"`
+	// Overlapped counts the measured attempts that had another attempt in
+	// flight on the same device while they ran: their decode and task
+	// seconds may be contaminated. 0 is the normal case; null when some
+	// measured attempt did not record its overlaps (runs from before they
+	// were recorded): unknown, never 0.
+	Overlapped *int `json:"overlapped"`
 }
 
 // ArmReport is one arm's pooled figures and its comparison with the
