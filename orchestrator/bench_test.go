@@ -22,7 +22,8 @@ import (
 
 // BenchmarkDevCohort runs the development cohort (8 cases x REPEATS x 2
 // arms; EVALCTL_BENCH_REPEATS, default 3) against the scripted server at
-// zero latency, at concurrency 1 and 2, and reports the wall time, the
+// its fast default rates (responses are paced at them), at concurrency 1
+// and 2, and reports the wall time, the
 // orchestrator's own share = (wall - model - tool exec - grading) / wall,
 // and the process's peak RSS.
 //

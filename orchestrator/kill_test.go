@@ -207,9 +207,11 @@ func profileRun(t *testing.T, eng *sandbox.Engine, img *sandbox.BuiltImage, bin,
 command: ["{{evalctl}}", serve-model, --addr, "{{host}}:{{port}}", --suite, "` + suite + `", --decode-tps, "120"]
 ctx_size: 32768
 startup_timeout: 60s
+hash_files: [weights.bin]
 restart: ` + restart + `
 `
 	os.WriteFile(filepath.Join(dir, "scripted.yaml"), []byte(profile), 0o644)
+	os.WriteFile(filepath.Join(dir, "weights.bin"), []byte("the scripted model's weights"), 0o644)
 	plan := `suite: ` + suite + `
 cases: [adder]
 repeats: [{label: r1, seed: 1}, {label: r2, seed: 2}]
@@ -271,6 +273,19 @@ func TestArmsStartTheirServerFromProfiles(t *testing.T) {
 			t.Errorf("%s: identity %+v lacks the command line or /props", a.Server, id)
 		}
 	}
+	// The arms' pooling identity holds the profile's command line and the
+	// weights' digest, not where the server listened.
+	st, _ := runstore.Open(res.Dir)
+	run, err := st.ReadRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, arm := range []string{"a", "b"} {
+		id := run.ArmIdentities[arm]
+		if id == nil || id.Fields["weights.weights.bin"] == "" || !strings.Contains(id.Fields["profile.command"], "serve-model") {
+			t.Errorf("arm %s: identity %+v lacks the weights' digest or the command line", arm, id)
+		}
+	}
 	// No scripted server process survives the run.
 	noServerLeft(t, bin)
 }
@@ -315,8 +330,8 @@ func TestCtrlCRecordsInterruptedAndRemovesContainers(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	cmd.Process.Signal(os.Interrupt)
 	err = cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "--resume") {
-		t.Errorf("exit %v, stderr %q; want exit 1 naming --resume", err, stderr.String())
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(stderr.String(), "--resume") {
+		t.Errorf("exit %v, stderr %q; want exit 3 (stopped, resumable) naming --resume", err, stderr.String())
 	}
 	store, _ := runstore.Open(dir)
 	all, _ := store.Attempts()

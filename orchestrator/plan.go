@@ -38,7 +38,10 @@ type Plan struct {
 	Arms             []Arm    `json:"arms"`
 	Order            Order    `json:"order"`
 	RestSeconds      float64  `json:"rest_seconds"`
-	// Concurrency is the number of attempts run at once per endpoint.
+	// Concurrency is the number of attempts in flight at once per device
+	// label (see Endpoint.Device). Arms that name no device share one
+	// label, so by default (1) the whole run has one attempt in flight,
+	// whatever the endpoints: two servers on one GPU never decode together.
 	Concurrency int    `json:"concurrency"`
 	Guards      Guards `json:"guards"`
 	// Slots is the realised order of attempts.
@@ -100,6 +103,13 @@ type Endpoint struct {
 	// DefaultRequestTimeoutSeconds); a request it ends is the server's
 	// failure (server_error), scored, its tokens unknown.
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty" yaml:"timeout_seconds"`
+	// Device names the hardware the endpoint runs on ("gpu0", "box-b").
+	// Arms on different devices may run side by side (concurrency then
+	// counts per device); arms without a device share one, the safe
+	// default. It says where an arm runs, not how it behaves: it is not
+	// part of the pooling identity. An arm with a server profile takes
+	// the profile's device unless it names one.
+	Device string `json:"device,omitempty" yaml:"device"`
 }
 
 // DefaultRequestTimeoutSeconds bounds a model request when the arm names no
@@ -160,7 +170,15 @@ type Guards struct {
 	// StopFile stops the run when the file exists (relative to the run
 	// directory unless absolute).
 	StopFile string `json:"stop_file,omitempty" yaml:"stop_file"`
+	// MaxConsecutiveInfraFailures stops the run (resumable) when that many
+	// attempts in a row on one endpoint end as infrastructure failures
+	// (0: the default, DefaultMaxConsecutiveInfraFailures).
+	MaxConsecutiveInfraFailures int `json:"max_consecutive_infra_failures,omitempty" yaml:"max_consecutive_infra_failures"`
 }
+
+// DefaultMaxConsecutiveInfraFailures is the circuit breaker's default: three
+// infrastructure failures in a row on one endpoint stop the run.
+const DefaultMaxConsecutiveInfraFailures = 3
 
 // Slot is one planned attempt.
 type Slot struct {
@@ -367,6 +385,9 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 				return nil, nil, bad(field+".endpoint.base_url", "an arm with a server profile gets its URL from the started server; leave base_url out")
 			}
 			arm.ProfileSHA256 = prof.SHA256
+			if arm.Endpoint.Device == "" {
+				arm.Endpoint.Device = prof.Device
+			}
 		}
 		if py.Defaults != nil {
 			arm.Budgets = fillBudgets(arm.Budgets, py.Defaults.Budgets)
@@ -393,13 +414,25 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 	if p.Concurrency < 0 {
 		return nil, nil, bad("concurrency", "must be at least 1")
 	}
+	devices := map[string]bool{}
+	for _, a := range p.Arms {
+		devices[a.Endpoint.Device] = true
+	}
 	for i, a := range p.Arms {
 		if a.Profile != "" && p.Concurrency > 1 {
 			return nil, nil, bad(fmt.Sprintf("arms[%d].profile", i), "arms that start their own server run one attempt at a time; set concurrency: 1")
 		}
+		if a.Profile != "" && len(devices) > 1 {
+			// evalctl keeps one model server at a time: arms on several
+			// devices would stop each other's servers.
+			return nil, nil, bad(fmt.Sprintf("arms[%d].profile", i), "arms that start their own server cannot run side by side with other arms: give every arm the same device (or none)")
+		}
 	}
 	if p.RestSeconds < 0 {
 		return nil, nil, bad("rest_seconds", "must not be negative")
+	}
+	if p.Guards.MaxConsecutiveInfraFailures < 0 {
+		return nil, nil, bad("guards.max_consecutive_infra_failures", "must not be negative")
 	}
 	if p.Guards.MaxTemperatureC < 0 {
 		return nil, nil, bad("guards.max_temperature_c", "must not be negative")

@@ -95,6 +95,7 @@ func TestLoadPlanRejectsBadInput(t *testing.T) {
 		{"missing suite", strings.Replace(goodPlan, "suite: SUITE", "suite: /nonexistent/suite", 1), armB, []string{"plan.yaml:2: suite: ", "/nonexistent/suite"}},
 		{"fingerprint mismatch", goodPlan + "suite_fingerprint: abc\n", armB, []string{"suite_fingerprint", "the suite changed"}},
 		{"bad order", strings.Replace(goodPlan, "policy: interleaved", "policy: random", 1), armB, []string{"order.policy"}},
+		{"negative breaker", goodPlan + "guards: {max_consecutive_infra_failures: -1}\n", armB, []string{"guards.max_consecutive_infra_failures"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,8 +125,33 @@ func TestFullExampleLoads(t *testing.T) {
 	}
 }
 
+// TestDeviceLabels: a device label is read from an arm's endpoint, is not
+// part of the arm's pooling identity (nor is the URL), while sampling is.
+func TestDeviceLabels(t *testing.T) {
+	withDev := strings.Replace(goodPlan, `model: reference}`, `model: reference, device: gpu1}`, 1)
+	p, _, err := LoadPlan(writePlan(t, withDev, armB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := p.Arm("a"); a.Endpoint.Device != "gpu1" || deviceKey(a) != "gpu1" || deviceKey(p.Arm("b")) != "" {
+		t.Errorf("devices %q %q", deviceKey(p.Arm("a")), deviceKey(p.Arm("b")))
+	}
+	a := *p.Arm("a")
+	moved := a
+	moved.Endpoint.BaseURL, moved.Endpoint.Device = "http://10.0.0.2:9999", "gpu7"
+	if ArmIdentityOf(&a, nil).SHA256 != ArmIdentityOf(&moved, nil).SHA256 {
+		t.Error("moving an arm to another host, port or device changed its pooling identity")
+	}
+	hot := a
+	t7 := 0.7
+	hot.Sampling.Temperature = &t7
+	if id := ArmIdentityOf(&hot, nil); id.SHA256 == ArmIdentityOf(&a, nil).SHA256 || id.Fields["sampling.temperature"] != "0.7" {
+		t.Errorf("a temperature change is not in the identity: %v", id.Fields)
+	}
+}
+
 func TestExamplePlansLoad(t *testing.T) {
-	for _, f := range []string{"../examples/dev24.yaml", "../examples/scripted24.yaml"} {
+	for _, f := range []string{"../examples/dev24.yaml", "../examples/scripted24.yaml", "../examples/two-devices.yaml"} {
 		p, s, err := LoadPlan(f)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)

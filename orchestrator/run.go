@@ -69,6 +69,9 @@ type Options struct {
 	// Evalctl is the evalctl binary a server profile's {{evalctl}} names
 	// (default: this executable).
 	Evalctl string
+	// NoPreflight skips the endpoint checks before registration. Only tests
+	// use it, to reach failures the preflight would otherwise stop first.
+	NoPreflight bool
 }
 
 // Result summarises a run.
@@ -119,6 +122,10 @@ type runner struct {
 	prog    *progress
 	servers *servers
 	boxes   *boxes
+	// overlaps names the attempts in flight together on one device.
+	overlaps overlaps
+	// checked holds the profile-started servers that passed the preflight.
+	checked map[string]string
 }
 
 // sweep removes whatever containers of this run still exist when the runner
@@ -158,6 +165,14 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every endpoint is checked before anything is written: a failure
+	// leaves no run directory behind.
+	var checks []runstore.EndpointCheck
+	if !opts.NoPreflight {
+		if checks, err = Preflight(ctx, plan, opts.Progress); err != nil {
+			return nil, err
+		}
+	}
 	img, err := ensureImage(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -190,9 +205,13 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 		ID: id.String(), Name: plan.Name, CreatedAt: time.Now().UTC(), PlanSHA256: sum, Kind: "cohort",
 		Suite:   runstore.SuiteRef{Name: suite.Name, Version: suite.Version, Fingerprint: suite.Fingerprint},
 		ImageID: img.ID, EvalctlVersion: runstore.Version(), ArmHashes: map[string]string{},
+		ArmIdentities: map[string]*runstore.ArmIdentity{}, Preflight: checks,
 	}
 	for i := range plan.Arms {
-		run.ArmHashes[plan.Arms[i].Name] = plan.Arms[i].Hash()
+		arm := &plan.Arms[i]
+		run.ArmHashes[arm.Name] = arm.Hash()
+		run.ArmOrder = append(run.ArmOrder, arm.Name)
+		run.ArmIdentities[arm.Name] = withWeights(ctx, ArmIdentityOf(arm, checkOf(checks, arm.Name)), arm, serving.DefaultHashCache())
 	}
 	// Every slot gets its planned record before the first attempt runs, so
 	// that what was planned is on disk whatever happens next.
@@ -217,7 +236,7 @@ func newRunner(opts Options, plan *Plan, suite *tasks.Suite, store *runstore.Sto
 	}
 	prog := newProgress(opts.Progress, opts.Live, len(plan.Slots))
 	return &runner{
-		opts: opts, plan: plan, suite: suite, store: store, run: run, image: img,
+		opts: opts, plan: plan, suite: suite, store: store, run: run, image: img, checked: map[string]string{},
 		grader: grader.New(opts.Engine, img.Ref, img.ID, grader.Options{Concurrency: gc}),
 		prog:   prog,
 		servers: &servers{dir: store.Path("servers"), evalctl: opts.Evalctl, progress: prog,
@@ -393,12 +412,19 @@ func (r *runner) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if len(todo) == 0 {
+		fmt.Fprintf(r.opts.Progress, "nothing left to do: every one of the %d planned attempts has ended%s\n", done, r.infraHint())
+		return r.incomplete()
+	}
 	r.prog.setArms(r.plan, todo)
 	r.prog.start(done)
 	defer r.prog.finish()
 	r.boxes = newBoxes(ctx, r.opts.Engine, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}, len(todo))
 	defer r.boxes.close()
+	// One semaphore per device label: arms without a label share one, so
+	// by default the whole run has at most Concurrency attempts in flight.
 	sems := map[string]chan struct{}{}
+	brk := newBreaker(r.plan.Guards.MaxConsecutiveInfraFailures)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
@@ -426,11 +452,11 @@ func (r *runner) execute(ctx context.Context) error {
 		}
 		if why := r.guard(ctx); why != "" {
 			r.store.AppendEvent(runstore.Event{Kind: "guard", Detail: why})
-			record(fmt.Errorf("%w: %s; resume with 'evalctl run --resume %s'", ErrGuard, why, r.store.Dir))
+			record(fmt.Errorf("%w: %s; resume with '%s'", ErrGuard, why, r.resumeCommand()))
 			break
 		}
 		arm := r.plan.Arm(a.Arm)
-		key := arm.Endpoint.BaseURL
+		key := deviceKey(arm)
 		sem, ok := sems[key]
 		if !ok {
 			sem = make(chan struct{}, r.plan.Concurrency)
@@ -443,20 +469,87 @@ func (r *runner) execute(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
+		if stopped() {
+			// The breaker tripped while this attempt waited for its turn.
+			<-sem
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := r.attempt(ctx, a); err != nil {
+			if err := r.attempt(ctx, a, key); err != nil {
 				record(err)
+				return
+			}
+			if ctx.Err() != nil || a.State == runstore.Interrupted {
+				return
+			}
+			if why := brk.observe(endpointKey(arm), a.State == runstore.InfraFailed, a.Error); why != "" {
+				r.store.AppendEvent(runstore.Event{Kind: "endpoint_failing", Attempt: a.ID, Detail: why})
+				record(fmt.Errorf("%w: %s; the run stopped (the attempts not yet run are still planned); once the endpoint answers again, resume with '%s'", ErrEndpointFailing, why, r.resumeCommand()))
 			}
 		}()
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
-		return fmt.Errorf("%w: resume with 'evalctl run --resume %s'", ErrInterrupted, r.store.Dir)
+		return fmt.Errorf("%w: resume with '%s'", ErrInterrupted, r.resumeCommand())
 	}
-	return firstErr
+	if firstErr != nil {
+		return firstErr
+	}
+	return r.incomplete()
+}
+
+// incomplete is ErrIncomplete, with the command that re-runs them, when
+// infrastructure failures are left unscored; nil otherwise.
+func (r *runner) incomplete() error {
+	if n := r.infraLeft(); n > 0 {
+		return fmt.Errorf("%w: %d planned attempt(s) ended as infrastructure failures and are unscored; re-run them with '%s'", ErrIncomplete, n, r.resumeCommand())
+	}
+	return nil
+}
+
+// infraLeft counts the plan slots whose latest attempt is an
+// infrastructure failure (unscored, replaceable with --replace-infra).
+func (r *runner) infraLeft() int {
+	all, err := r.store.Attempts()
+	if err != nil {
+		return 0
+	}
+	replaced := map[string]bool{}
+	for _, a := range all {
+		if a.ReplacementOf != "" {
+			replaced[a.ReplacementOf] = true
+		}
+	}
+	n := 0
+	for _, a := range all {
+		if a.State == runstore.InfraFailed && !replaced[a.ID] {
+			n++
+		}
+	}
+	return n
+}
+
+// infraHint says, after a resume found nothing to run, how to re-run the
+// infrastructure failures that are left (or nothing when there are none).
+func (r *runner) infraHint() string {
+	n := r.infraLeft()
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d of them ended as infrastructure failures (unscored): re-run them with 'evalctl run --resume %s --replace-infra'", n, r.store.Dir)
+}
+
+// resumeCommand is the command that continues this run: with
+// --replace-infra when infrastructure failures are left to re-run.
+func (r *runner) resumeCommand() string {
+	cmd := "evalctl run --resume " + r.store.Dir
+	if r.opts.ReplaceInfra || r.infraLeft() > 0 {
+		cmd += " --replace-infra"
+	}
+	return cmd
 }
 
 // guard returns why the run must stop before the next attempt, or "".
@@ -481,11 +574,15 @@ func (r *runner) guard(ctx context.Context) string {
 // attempt runs one attempt end to end and records it. It returns an error
 // only for failures of the run itself (a record that cannot be written);
 // everything else is recorded in the attempt.
-func (r *runner) attempt(ctx context.Context, a *runstore.Attempt) error {
+func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, device string) error {
 	arm := r.plan.Arm(a.Arm)
 	c := r.suite.Case(a.Case)
+	// In flight from before its start time until after its finish time:
+	// every attempt whose recorded interval meets this one's on the same
+	// device is named in its overlapped_attempts.
+	r.overlaps.begin(device, a.ID)
 	now := time.Now().UTC()
-	a.State, a.StartedAt = runstore.Running, &now
+	a.State, a.StartedAt, a.Device = runstore.Running, &now, device
 	if err := r.store.WriteAttempt(a); err != nil {
 		return err
 	}
@@ -498,6 +595,13 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt) error {
 		url, identity, err := r.servers.ensure(ctx, arm)
 		if err != nil {
 			out.infra = fmt.Errorf("model server for arm %s: %w", arm.Name, err)
+		} else if key := arm.Name + " " + identity + " " + fmt.Sprint(r.servers.starts); r.checked[key] == "" {
+			// A server a profile started gets the preflight once healthy.
+			if _, err := CheckEndpoint(ctx, arm, url); err != nil {
+				out.infra = err
+			} else {
+				r.checked[key] = url
+			}
 		}
 		baseURL, a.Server = url, identity
 	}
@@ -506,6 +610,8 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt) error {
 	}
 	end := time.Now().UTC()
 	a.FinishedAt = &end
+	ov := r.overlaps.end(device, a.ID)
+	a.OverlappedAttempts = &ov
 	switch {
 	case ctx.Err() != nil:
 		a.State = runstore.Interrupted

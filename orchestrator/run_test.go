@@ -271,9 +271,11 @@ func TestInfraFailureIsUnscoredAndReplaced(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	f := adderPlan(t, "", []string{`{name: good, endpoint: {base_url: "http://` + addr + `", model: reference}}`}, "")
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
-	if err != nil {
-		t.Fatal(err)
+	// The preflight would refuse to register against a dead endpoint; this
+	// test is about an endpoint that goes away after registration.
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img, NoPreflight: true})
+	if !errors.Is(err, orchestrator.ErrIncomplete) || !strings.Contains(err.Error(), "--replace-infra") {
+		t.Fatalf("got %v, want ErrIncomplete naming --replace-infra", err)
 	}
 	first := res.Attempts[0]
 	if len(res.Attempts) != 1 || first.State != runstore.InfraFailed || first.Measurements != nil || runstore.Score(first, nil) != nil {
@@ -381,7 +383,9 @@ func TestRefusalsAreScored(t *testing.T) {
 	f := adderPlan(t, "", []string{
 		`{name: overflow, endpoint: {base_url: "` + srv.URL() + `", model: overflow}}`,
 		`{name: unknown, endpoint: {base_url: "` + srv.URL() + `", model: no-such-model}}`}, "")
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
+	// Both refusals would stop the preflight; this test is about what the
+	// runner records when they come mid-run.
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img, NoPreflight: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,8 +447,8 @@ func TestSandboxThatWillNotStartIsInfra(t *testing.T) {
 	f := adderPlan(t, "", []string{`{name: good, endpoint: {base_url: "` + srv.URL() + `", model: reference}}`}, "")
 	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img,
 		Limits: sandbox.Limits{MemoryBytes: 1 << 10}})
-	if err != nil {
-		t.Fatal(err)
+	if !errors.Is(err, orchestrator.ErrIncomplete) {
+		t.Fatalf("got %v, want ErrIncomplete: an infrastructure failure is left to re-run", err)
 	}
 	a := res.Attempts[0]
 	if len(res.Attempts) != 1 || a.State != runstore.InfraFailed || !strings.Contains(a.Error, "agent sandbox would not start") || a.Measurements != nil || runstore.Score(a, nil) != nil {

@@ -16,7 +16,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 	suite := fs.String("suite", "", "suite directory (default: the built-in development suite)")
 	out := fs.String("out", "runs", "directory under which the run directory is created")
 	cases := fs.String("cases", "", "comma-separated cases (default: all)")
-	realtime := fs.Bool("realtime", false, "let the scripted model take as long as its emulated timings say")
+	realtime := fs.Bool("realtime", false, "pace the scripted model like a real one (60 tokens per second) instead of its fast default")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 func cmdReport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "report", "report RUN... [--suite VERSION] [--baseline ARM] [--format table|md|json|csv|html] [--allow-mixed] [--out FILE]")
 	suite := fs.String("suite", "", "read outcomes under this graded suite version (\"2.0.2\" or \"name@2.0.2\"); default: the suite each run ran under")
-	baseline := fs.String("baseline", "", "arm the others are compared with (default: the first arm)")
+	baseline := fs.String("baseline", "", "arm the others are compared with (default: the first arm of the first run's plan)")
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats, ", "))
 	allowMixed := fs.Bool("allow-mixed", false, "pool runs whose suite fingerprint, image or arm hash differ, flagging the report")
 	out := fs.String("out", "", "write the report to FILE instead of standard output")

@@ -19,7 +19,10 @@ import (
 )
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "run", "run --plan PLAN.yaml [--out DIR] | run --resume RUN [--replace-infra] | run --cancel RUN | run --help-plan (every plan field)")
+	fs := newFlags(e, "run", "run --plan PLAN.yaml [--out DIR] [--check] | run --resume RUN [--replace-infra] | run --cancel RUN | run --help-plan (every plan field)\n\n"+
+		"exit status: 0 every planned attempt scored; 3 stopped and resumable (guard, Ctrl-C, failing endpoint,\n"+
+		"infrastructure failures left: the command to continue is printed); 1 error (nothing registered when a\n"+
+		"preflight check failed); 2 usage error")
 	planFile := fs.String("plan", "", "plan file to register and run")
 	out := fs.String("out", "runs", "directory under which the run directory is created")
 	resumeDir := fs.String("resume", "", "run directory to resume")
@@ -27,6 +30,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	gradeConc := fs.Int("grade-concurrency", 1, "grades run at once")
 	cancelDir := fs.String("cancel", "", "end a stopped run for good: record its attempts not yet run as cancelled")
 	helpPlan := fs.Bool("help-plan", false, "print the plan reference: every field of plans, arms, profiles and screen specs, and an annotated example")
+	check := fs.Bool("check", false, "with --plan: check the plan and every endpoint, print the attempt order and count, run nothing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -58,6 +62,17 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if *replace && *resumeDir == "" {
 		return usagef("--replace-infra goes with --resume")
 	}
+	if *check {
+		if *planFile == "" {
+			return usagef("--check goes with --plan")
+		}
+		_, err := orchestrator.Check(ctx, *planFile, e.stdout)
+		var pe *orchestrator.PlanError
+		if errors.As(err, &pe) {
+			return &exitError{code: 2, msg: err.Error() + " (every plan field: 'evalctl run --help-plan')"}
+		}
+		return err
+	}
 	if *resumeDir != "" {
 		dir, err := resolveCohort(*resumeDir)
 		if err != nil {
@@ -87,6 +102,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		// A plan mistake is a usage error; what describes plans is the
 		// plan reference, not run's flags.
 		return &exitError{code: 2, msg: err.Error() + " (every plan field: 'evalctl run --help-plan')"}
+	}
+	if orchestrator.Resumable(err) {
+		return &exitError{code: exitResumable, msg: err.Error()}
 	}
 	return err
 }
@@ -128,3 +146,7 @@ func printRunEnd(ctx context.Context, e *env, res *orchestrator.Result, runErr e
 	}
 	fmt.Fprintf(e.stdout, "  evalctl report %s --format html > report.html\n  evalctl view %s\n  evalctl show ATTEMPT-ID --run %s   # one attempt, by id or prefix\n", res.Dir, filepath.Dir(res.Dir), res.Dir)
 }
+
+// exitResumable is the exit status of a run that stopped before its end
+// and can be continued (the command to do so is in the message).
+const exitResumable = 3

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -16,9 +17,9 @@ func cmdServeModel(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "serve-model", "serve-model [--addr HOST:PORT] [--suite DIR] [flags]")
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	suiteDir := fs.String("suite", "", "suite directory the reference and control:<name> scripts solve (none: those scripts answer 400)")
-	decode := fs.Float64("decode-tps", 60, "emulated decode rate, tokens per second")
-	prompt := fs.Float64("prompt-tps", 1500, "emulated prompt processing rate, tokens per second")
-	realtime := fs.Bool("realtime", false, "take as long as the emulated timings say (otherwise answer at once)")
+	decode := fs.Float64("decode-tps", scripted.DefaultDecodeTPS, "emulated decode rate, tokens per second (responses are paced at it)")
+	prompt := fs.Float64("prompt-tps", scripted.DefaultPromptTPS, "emulated prompt processing rate, tokens per second (responses are paced at it)")
+	realtime := fs.Bool("realtime", false, "the rates of a real model on one GPU (60 and 1500 tokens per second) unless --decode-tps/--prompt-tps say otherwise")
 	startup := fs.Duration("startup-delay", 0, "answer 503 \"Loading model\" for this long after start")
 	ctxSize := fs.Int("ctx-size", 131072, "context capacity n_ctx, reported in /props and enforced")
 	failAbove := fs.Int("fail-above-ctx", 0, "exit 1 at start, like an allocation failure, when --ctx-size exceeds this (0: never)")
@@ -29,6 +30,16 @@ func cmdServeModel(ctx context.Context, e *env, args []string) error {
 	}
 	if fs.NArg() != 0 {
 		return usagef("serve-model takes no arguments")
+	}
+	if *realtime {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["decode-tps"] {
+			*decode = 60
+		}
+		if !set["prompt-tps"] {
+			*prompt = 1500
+		}
 	}
 	if *decode <= 0 || *prompt <= 0 {
 		return usagef("--decode-tps and --prompt-tps must be positive")

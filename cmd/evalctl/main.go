@@ -5,7 +5,8 @@
 // This file only dispatches: each command lives in its own cmd_*.go file,
 // parses its flags, builds the pieces and calls one Run function. Errors
 // are mapped to exit codes here, in one place: 0 success, 1 the work
-// failed, 2 usage error.
+// failed, 2 usage error; commands may choose another with exitError (run:
+// 3, stopped and resumable).
 package main
 
 import (

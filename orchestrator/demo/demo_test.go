@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/evalctl/evalctl/orchestrator/demo"
+	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 	"github.com/evalctl/evalctl/tasks"
@@ -54,5 +55,36 @@ func TestDemoEndToEnd(t *testing.T) {
 	all, _ := store.Attempts()
 	if len(all) != 16 {
 		t.Errorf("%d attempts, want 16", len(all))
+	}
+	// The scripted model takes as long as it says: no attempt reports more
+	// decode seconds than its task took.
+	for _, a := range all {
+		if m := a.Measurements; m == nil || m.DecodeSeconds == nil || *m.DecodeSeconds > m.TaskSeconds {
+			t.Errorf("attempt %s %s: measurements %+v: decode seconds above task seconds", a.Arm, a.Case, m)
+		}
+	}
+	// A later 'evalctl report' of the run, without --baseline, picks the
+	// baseline the demo printed, and says why.
+	in, err := report.Load(context.Background(), []string{dir}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		rep, err := report.Build(in, report.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := "baseline arm: " + rep.Baseline + " (" + rep.BaselineWhy + ")"
+		if rep.Baseline != "reference" || !strings.Contains(text, line) {
+			t.Errorf("report picks %q (%s); the demo printed:\n%s", rep.Baseline, rep.BaselineWhy, text)
+		}
+		for _, a := range rep.Arms {
+			if a.TaskOutputTPS == nil || a.DecodeTPS == nil || *a.TaskOutputTPS > *a.DecodeTPS {
+				t.Errorf("arm %s: task TPS %v above decode TPS %v", a.Arm, a.TaskOutputTPS, a.DecodeTPS)
+			}
+		}
+	}
+	if !strings.Contains(text, "Legend") || !strings.Contains(text, "tokens/week: ") {
+		t.Errorf("the demo's report has no legend:\n%s", text)
 	}
 }

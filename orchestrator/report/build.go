@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
 // Schema names the version of the report's JSON shape.
@@ -59,6 +61,10 @@ type Report struct {
 	Cases       []CaseReport `json:"cases"`
 	Comparisons []Comparison `json:"comparisons"`
 	Notes       []string     `json:"notes"`
+	// BaselineWhy says why Baseline was chosen when no --baseline was
+	// given; Legend says what each figure means (see Legend).
+	BaselineWhy string        `json:"baseline_why,omitempty"`
+	Legend      []LegendEntry `json:"legend"`
 }
 
 // Rate is k successes of n scored attempts with its Wilson 95% interval.
@@ -140,6 +146,12 @@ type Stats struct {
 	DraftTokens     *int64         `json:"draft_tokens"`
 	DraftAccepted   *int64         `json:"draft_accepted"`
 	DraftAcceptance *float64       `json:"draft_acceptance"`
+	// Overlapped counts the measured attempts that had another attempt in
+	// flight on the same device while they ran: their decode and task
+	// seconds may be contaminated. 0 is the normal case; null when some
+	// measured attempt did not record its overlaps (runs from before they
+	// were recorded): unknown, never 0.
+	Overlapped *int `json:"overlapped"`
 }
 
 // ArmReport is one arm's pooled figures and its comparison with the
@@ -227,7 +239,7 @@ func Build(in *Input, opts Options) (*Report, error) {
 	rep := &Report{
 		Schema: Schema, Options: opts, Runs: in.Runs,
 		Mixed: mixedProblems(in), Arms: []ArmReport{}, Cases: []CaseReport{},
-		Comparisons: []Comparison{}, Notes: []string{},
+		Comparisons: []Comparison{}, Notes: []string{}, Legend: Legend(),
 	}
 	if rep.Runs == nil {
 		rep.Runs = []RunInfo{}
@@ -253,7 +265,7 @@ func Build(in *Input, opts Options) (*Report, error) {
 	}
 	rep.Baseline = opts.Baseline
 	if rep.Baseline == "" {
-		rep.Baseline = armNames[0]
+		rep.Baseline, rep.BaselineWhy = defaultBaseline(in, armNames, byArm)
 	} else if _, ok := byArm[rep.Baseline]; !ok {
 		return nil, fmt.Errorf("baseline %q: %w (arms: %s)", rep.Baseline, ErrUnknownArm, strings.Join(armNames, ", "))
 	}
@@ -307,7 +319,42 @@ func Build(in *Input, opts Options) (*Report, error) {
 	rep.Notes = append(rep.Notes, countNotes(in)...)
 	rep.Notes = append(rep.Notes, counterNotes(in)...)
 	rep.Notes = append(rep.Notes, timingNotes(rep)...)
+	rep.Notes = append(rep.Notes, overlapNotes(rep)...)
 	return rep, nil
+}
+
+// defaultBaseline is the arm compared with when none is asked for: the
+// first arm of the first run's plan that has attempts here, so that every
+// report of the same runs (and the demo's own) names the same one. Runs
+// that did not record their plan order fall back to the first arm met in
+// the rows. why says which rule chose it.
+func defaultBaseline(in *Input, armNames []string, byArm map[string][]*Row) (name, why string) {
+	for _, ri := range in.Runs {
+		for i, a := range ri.ArmOrder {
+			if _, ok := byArm[a]; ok {
+				if i == 0 {
+					return a, fmt.Sprintf("the first arm of run %s's plan (choose another with --baseline)", ri.ID)
+				}
+				return a, fmt.Sprintf("the first arm of run %s's plan that has attempts here (choose another with --baseline)", ri.ID)
+			}
+		}
+		if len(ri.ArmOrder) > 0 {
+			break
+		}
+	}
+	return armNames[0], "the arm of the first attempt record; the run did not record its plan's arm order (choose another with --baseline)"
+}
+
+// overlapNotes warns, per arm, of measured attempts that had another in
+// flight on the same device: their speed figures are not clean.
+func overlapNotes(r *Report) []string {
+	var out []string
+	for _, a := range r.Arms {
+		if a.Overlapped != nil && *a.Overlapped > 0 {
+			out = append(out, fmt.Sprintf("WARNING: arm %s: %d of %d measured attempts overlapped another attempt on the same device; their decode and task seconds may be contaminated, and so are the arm's speed figures", a.Arm, *a.Overlapped, a.Measured))
+		}
+	}
+	return out
 }
 
 // ErrBadRow is returned for a row whose fields contradict each other (e.g.
@@ -368,7 +415,8 @@ func pool(rows []*Row) Stats {
 	var dec, task float64
 	var allTok int64
 	var allTask float64
-	var draftSeen bool
+	var draftSeen, overlapUnknown bool
+	var overlapped int
 	var secs []float64
 	var src timingSources
 	for _, r := range rows {
@@ -413,6 +461,12 @@ func pool(rows []*Row) Stats {
 			continue
 		}
 		s.Measured++
+		switch {
+		case r.OverlappedAttempts == nil:
+			overlapUnknown = true
+		case *r.OverlappedAttempts > 0:
+			overlapped++
+		}
 		src.add(r.TimingsSource)
 		tok += *r.NativeOutputTokens
 		dec += *r.DecodeSeconds
@@ -436,6 +490,9 @@ func pool(rows []*Row) Stats {
 			s.TaskOutputTPS = &v
 		}
 		s.TimingsSource = src.result()
+		if !overlapUnknown {
+			s.Overlapped = &overlapped
+		}
 	}
 	if s.TotalOutputTokensAttempts > 0 {
 		s.TotalOutputTokens = &allTok
@@ -684,11 +741,13 @@ func mixedProblems(in *Input) []string {
 	if len(imgs.keys) > 1 {
 		out = append(out, "image IDs differ: "+imgs.describe())
 	}
+	idOut, byIdentity := identityProblems(in)
+	out = append(out, idOut...)
 	arms := map[string]*orderedSet{}
 	var armOrder []string
 	for i := range in.Rows {
 		r := &in.Rows[i]
-		if r.ArmHash == "" {
+		if r.ArmHash == "" || byIdentity[r.Arm] {
 			continue
 		}
 		if arms[r.Arm] == nil {
@@ -704,6 +763,93 @@ func mixedProblems(in *Input) []string {
 	}
 	if out == nil {
 		out = []string{}
+	}
+	return out
+}
+
+// identityProblems compares the pooling identities of each arm across the
+// runs that recorded one (see runstore.ArmIdentity: what changes behaviour,
+// not where the server listened). It returns, per arm whose identities
+// differ, the fields that differ run by run, and the arms it decided (every
+// run holding the arm recorded its identity); the others are compared by
+// arm hash.
+func identityProblems(in *Input) ([]string, map[string]bool) {
+	type seen struct {
+		run string
+		id  *runstore.ArmIdentity
+	}
+	per := map[string][]seen{}
+	var order []string
+	missing := map[string]bool{}
+	armsOf := map[string]map[string]bool{}
+	for i := range in.Rows {
+		r := &in.Rows[i]
+		if armsOf[r.RunID] == nil {
+			armsOf[r.RunID] = map[string]bool{}
+		}
+		armsOf[r.RunID][r.Arm] = true
+	}
+	for _, ri := range in.Runs {
+		for arm := range armsOf[ri.ID] {
+			id := ri.ArmIdentities[arm]
+			if id == nil {
+				missing[arm] = true
+				continue
+			}
+			if _, ok := per[arm]; !ok {
+				order = append(order, arm)
+			}
+			per[arm] = append(per[arm], seen{ri.ID, id})
+		}
+	}
+	sort.Strings(order)
+	decided := map[string]bool{}
+	var out []string
+	for _, arm := range order {
+		if missing[arm] {
+			continue
+		}
+		decided[arm] = true
+		first := per[arm][0]
+		for _, other := range per[arm][1:] {
+			if other.id.SHA256 == first.id.SHA256 {
+				continue
+			}
+			out = append(out, fmt.Sprintf("arm %s differs between run %s and run %s in %s", arm, first.run, other.run,
+				strings.Join(DiffFields(first.id.Fields, other.id.Fields), "; ")))
+		}
+	}
+	return out, decided
+}
+
+// DiffFields lists, as "field a vs b", the fields in which two arm
+// identities differ ("unset" where one lacks the field), sorted by field.
+func DiffFields(a, b map[string]string) []string {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	var out []string
+	for k := range keys {
+		va, oka := a[k]
+		vb, okb := b[k]
+		if oka && okb && va == vb {
+			continue
+		}
+		if !oka {
+			va = "unset"
+		}
+		if !okb {
+			vb = "unset"
+		}
+		out = append(out, k+" "+va+" vs "+vb)
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		out = []string{"their identity digests (no field differs: the digests were computed differently)"}
 	}
 	return out
 }

@@ -132,7 +132,7 @@ func TestNullsNeverCounted(t *testing.T) {
 		t.Error("text report does not say that unscored attempts were left out")
 	}
 	csvText := render(t, rep, FormatCSV)
-	if !strings.Contains(csvText, "arm,C,,1,0,0,0,1,0,,,,0,,,,0,0,,,,,,,,") {
+	if !strings.Contains(csvText, "arm,C,,1,0,0,0,1,0,,,,0,,,,0,0,,,,,,,,,") {
 		t.Errorf("CSV row of C does not leave nulls empty:\n%s", csvText)
 	}
 }

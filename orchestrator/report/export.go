@@ -193,6 +193,7 @@ var attemptColumns = []struct {
 	{"draft_tokens", func(r *Row) string { return csvI(r.DraftTokens) }},
 	{"draft_accepted", func(r *Row) string { return csvI(r.DraftAccepted) }},
 	{"timings_source", func(r *Row) string { return csvS(r.TimingsSource) }},
+	{"overlapped_attempts", func(r *Row) string { return csvN(r.OverlappedAttempts) }},
 }
 
 func csvS(v *string) string {

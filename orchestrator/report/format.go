@@ -117,6 +117,18 @@ func fmtDecodeTPS(s *Stats) string {
 }
 
 // fmtRate is "22/24 91.7% [74.2-97.7]", or "0/0 -" without a denominator.
+// fmtOverlapped is the count of measured attempts that overlapped another
+// on their device: a plain 0, or a warning that cannot be missed.
+func fmtOverlapped(s *Stats) string {
+	switch {
+	case s.Overlapped == nil:
+		return dash
+	case *s.Overlapped == 0:
+		return "0"
+	}
+	return fmt.Sprintf("%d of %d OVERLAPPED: speed contaminated", *s.Overlapped, s.Measured)
+}
+
 func fmtRate(r Rate) string {
 	if r.Rate == nil {
 		return fmt.Sprintf("%d/%d %s", r.Count, r.Of, dash)
@@ -163,7 +175,11 @@ func headerLines(r *Report) []string {
 			ri.ID, ri.Suite.Name, ri.Suite.Version, short(ri.Suite.Fingerprint), ri.GradedSuite, short(ri.ImageID), short(ri.PlanSHA256)))
 	}
 	if r.Baseline != "" {
-		out = append(out, "baseline arm: "+r.Baseline)
+		line := "baseline arm: " + r.Baseline
+		if r.BaselineWhy != "" {
+			line += " (" + r.BaselineWhy + ")"
+		}
+		out = append(out, line)
 	}
 	return out
 }
@@ -186,9 +202,9 @@ func tables(r *Report) []table {
 	}
 	ts = append(ts, out)
 	speed := table{Title: "Speed per arm (pooled: sum of tokens / sum of seconds over scored attempts with measurements)",
-		Header: []string{"arm", "measured", "tokens", "decode s", "task s", "decode TPS", "task TPS", "median s", "draft accept", "decode gain", "task gain", "tokens/week"}}
+		Header: []string{"arm", "measured", "overlapped", "tokens", "decode s", "task s", "decode TPS", "task TPS", "median s", "draft accept", "decode gain", "task gain", "tokens/week"}}
 	for _, a := range r.Arms {
-		speed.Rows = append(speed.Rows, []string{a.Arm, fmtMeasured(&a.Stats), fmtI(a.NativeOutputTokens), fmtF(a.DecodeSeconds, 1),
+		speed.Rows = append(speed.Rows, []string{a.Arm, fmtMeasured(&a.Stats), fmtOverlapped(&a.Stats), fmtI(a.NativeOutputTokens), fmtF(a.DecodeSeconds, 1),
 			fmtF(a.TaskSeconds, 1), fmtDecodeTPS(&a.Stats), fmtF(a.TaskOutputTPS, 2), fmtF(a.MedianAttemptSeconds, 1),
 			fmtPct(a.DraftAcceptance), fmtGain(a.DecodeTPSGainPercent), fmtGain(a.TaskOutputTPSGainPercent), fmtF(a.TokensPerWeek, 0)})
 	}
@@ -270,6 +286,10 @@ func writeText(w io.Writer, r *Report) error {
 			ew.printf("- %s\n", n)
 		}
 	}
+	ew.printf("\nLegend\n")
+	for _, l := range Legend() {
+		ew.printf("- %s: %s\n", l.Term, l.Meaning)
+	}
 	return ew.err
 }
 
@@ -304,6 +324,10 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		for _, n := range r.Notes {
 			ew.printf("- %s\n", mdEscape(n))
 		}
+	}
+	ew.printf("\n## Legend\n\n")
+	for _, l := range Legend() {
+		ew.printf("- **%s**: %s\n", mdEscape(l.Term), mdEscape(l.Meaning))
 	}
 	return ew.err
 }
@@ -348,20 +372,21 @@ func csvB(v *bool) string {
 }
 
 // csvColumns are the columns of the aggregates CSV: one row per arm
-// (scope "arm", compared with the baseline) and one per case and arm
-// (scope "case"). Empty cells are null.
+// (scope "arm", compared with the baseline), one per case and arm
+// (scope "case"), then the legend (scope "legend": the figure in the arm
+// column, its meaning in the last). Empty cells are null.
 var csvColumns = []string{
 	"scope", "arm", "case", "attempts", "completed", "scored", "ungraded", "unscored",
 	"functional", "functional_rate", "functional_wilson_low", "functional_wilson_high",
 	"delivered", "delivered_rate", "delivered_wilson_low", "delivered_wilson_high",
-	"measured", "unmeasured", "native_output_tokens", "decode_seconds", "task_seconds", "decode_tps", "timings_source", "task_output_tps",
+	"measured", "unmeasured", "overlapped", "native_output_tokens", "decode_seconds", "task_seconds", "decode_tps", "timings_source", "task_output_tps",
 	"median_attempt_seconds", "terminations", "draft_tokens", "draft_accepted", "draft_acceptance",
 	"decode_tps_gain_percent", "task_output_tps_gain_percent", "tokens_per_week",
 	"baseline", "functional_pairs", "functional_both_pass", "functional_both_fail", "functional_candidate_improves",
 	"functional_candidate_regresses", "functional_unpaired", "functional_mcnemar_exact_p",
 	"delivered_pairs", "delivered_both_pass", "delivered_both_fail", "delivered_candidate_improves",
 	"delivered_candidate_regresses", "delivered_unpaired", "delivered_mcnemar_exact_p",
-	"decode_tps_ratio", "decode_tps_ratio_low", "decode_tps_ratio_high", "ratio_cases", "ratio_resamples", "mixed",
+	"decode_tps_ratio", "decode_tps_ratio_low", "decode_tps_ratio_high", "ratio_cases", "ratio_resamples", "mixed", "meaning",
 }
 
 func statsCells(s *Stats) []string {
@@ -379,7 +404,7 @@ func statsCells(s *Stats) []string {
 	if s.TimingsSource != nil {
 		source = *s.TimingsSource
 	}
-	return append(out, strconv.Itoa(s.Measured), strconv.Itoa(s.Unmeasured), csvI(s.NativeOutputTokens), csvF(s.DecodeSeconds), csvF(s.TaskSeconds),
+	return append(out, strconv.Itoa(s.Measured), strconv.Itoa(s.Unmeasured), csvN(s.Overlapped), csvI(s.NativeOutputTokens), csvF(s.DecodeSeconds), csvF(s.TaskSeconds),
 		csvF(s.DecodeTPS), source, csvF(s.TaskOutputTPS), csvF(s.MedianAttemptSeconds), terms,
 		csvI(s.DraftTokens), csvI(s.DraftAccepted), csvF(s.DraftAcceptance))
 }
@@ -415,7 +440,7 @@ func WriteCSV(w io.Writer, r *Report) error {
 		} else {
 			row = append(row, make([]string, 19)...)
 		}
-		if err := write(append(row, mixed)); err != nil {
+		if err := write(append(row, mixed, "")); err != nil {
 			return err
 		}
 	}
@@ -424,9 +449,18 @@ func WriteCSV(w io.Writer, r *Report) error {
 			ca := &c.Arms[i]
 			row := append([]string{"case", ca.Arm, c.Case}, statsCells(&ca.Stats)...)
 			row = append(row, make([]string, 4+19)...)
-			if err := write(append(row, mixed)); err != nil {
+			if err := write(append(row, mixed, "")); err != nil {
 				return err
 			}
+		}
+	}
+	// The legend: one row per figure, scope "legend", the figure in the
+	// arm column and what it means in the last.
+	for _, l := range Legend() {
+		row := make([]string, len(csvColumns))
+		row[0], row[1], row[len(row)-1] = "legend", l.Term, l.Meaning
+		if err := write(row); err != nil {
+			return err
 		}
 	}
 	cw.Flush()

@@ -83,7 +83,11 @@ ul.words li{margin:4px 0}
 <ul class="words">
 {{range .R.Notes}}<li>{{.}}</li>
 {{end}}</ul>
-{{end}}</body>
+{{end}}<h2>Legend</h2>
+<dl class="legend" id="legend">
+{{range .R.Legend}}<dt>{{.Term}}</dt><dd>{{.Meaning}}</dd>
+{{end}}</dl>
+</body>
 </html>
 `))
 

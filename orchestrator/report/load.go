@@ -28,6 +28,13 @@ type RunInfo struct {
 	EvalctlVersion string            `json:"evalctl_version"`
 	// GradedSuite is the suite id ("name@version") outcomes were read under.
 	GradedSuite string `json:"graded_suite"`
+	// ArmOrder is the run's arms in plan order (empty for runs registered
+	// before it was recorded); the default baseline is the first arm of
+	// the first run.
+	ArmOrder []string `json:"arm_order,omitempty"`
+	// ArmIdentities are the arms' pooling identities (see
+	// runstore.ArmIdentity); runs that lack them pool by arm hash.
+	ArmIdentities map[string]*runstore.ArmIdentity `json:"arm_identities,omitempty"`
 }
 
 // Input is what a report is built from: the runs and one row per attempt
@@ -44,7 +51,7 @@ func NewRunInfo(r *runstore.Run, suiteVersion string) RunInfo {
 	return RunInfo{
 		ID: r.ID, Name: r.Name, Kind: r.Kind, CreatedAt: r.CreatedAt, PlanSHA256: r.PlanSHA256,
 		Suite: r.Suite, ImageID: r.ImageID, EvalctlVersion: r.EvalctlVersion,
-		GradedSuite: SuiteID(r, suiteVersion),
+		GradedSuite: SuiteID(r, suiteVersion), ArmOrder: r.ArmOrder, ArmIdentities: r.ArmIdentities,
 	}
 }
 
@@ -184,6 +191,10 @@ func NewRow(a *runstore.Attempt, suiteID string, grades []*grader.Grade) Row {
 		r.PromptTokens, r.PromptSeconds = m.PromptTokens, m.PromptSeconds
 		r.MaxSequenceTokens = m.MaxSequenceTokens
 		r.DraftTokens, r.DraftAccepted = m.DraftTokens, m.DraftAccepted
+		if a.OverlappedAttempts != nil {
+			n := len(*a.OverlappedAttempts)
+			r.OverlappedAttempts = &n
+		}
 		if src != "" {
 			r.TimingsSource = &src
 		}

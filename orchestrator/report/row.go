@@ -82,6 +82,11 @@ type Row struct {
 	// matched it ("match", "mismatch") or the window was shared.
 	ServerGeneratedTokens *int64  `json:"server_generated_tokens,omitempty"`
 	CounterCheck          *string `json:"counter_check,omitempty"`
+	// OverlappedAttempts counts the attempts that were in flight on the
+	// same device while this one ran (its speed figures may be
+	// contaminated when it is not 0); null when the record does not say
+	// (runs from before overlaps were recorded).
+	OverlappedAttempts *int `json:"overlapped_attempts"`
 }
 
 // measured reports whether the row enters the pooled speed figures: scored

@@ -72,6 +72,15 @@ type Attempt struct {
 	Server     string     `json:"server,omitempty"`
 	StartedAt  *time.Time `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at"`
+	// Device is the device label the attempt ran under ("" when the arm
+	// names none: every such attempt shares one).
+	Device string `json:"device,omitempty"`
+	// OverlappedAttempts lists the ids of the attempts that were in flight
+	// on the same device label at some time while this one was: their
+	// speed figures may be contaminated. An empty list when none; absent
+	// for an attempt the runner never ran (and in records from before
+	// overlaps were recorded).
+	OverlappedAttempts *[]string `json:"overlapped_attempts,omitempty"`
 	// ExpectedTurns is the number of phases of the case.
 	ExpectedTurns int           `json:"expected_turns"`
 	Turns         []Turn        `json:"turns"`

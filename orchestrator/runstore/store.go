@@ -64,6 +64,36 @@ type Run struct {
 	// ArmHashes maps each arm of a cohort to the SHA-256 of its registered
 	// configuration, the same hash every attempt of the arm records.
 	ArmHashes map[string]string `json:"arm_hashes,omitempty"`
+	// ArmOrder lists the cohort's arms in plan order: a report without an
+	// explicit baseline compares every arm with the first.
+	ArmOrder []string `json:"arm_order,omitempty"`
+	// ArmIdentities is each arm's pooling identity: what changes its
+	// behaviour, not where it listened (see ArmIdentity).
+	ArmIdentities map[string]*ArmIdentity `json:"arm_identities,omitempty"`
+	// Preflight is what each endpoint said when it was checked before
+	// registration.
+	Preflight []EndpointCheck `json:"preflight,omitempty"`
+}
+
+// ArmIdentity is what decides whether two runs' attempts of an arm may be
+// pooled: the fields that change behaviour (model, sampling, caps,
+// reasoning, budgets, server profile, the server's build and weights where
+// known), flattened to "field": "value", and the SHA-256 of their
+// canonical JSON. Host and port are left out on purpose: restarting a
+// server on another port does not change what it computes.
+type ArmIdentity struct {
+	SHA256 string            `json:"sha256"`
+	Fields map[string]string `json:"fields"`
+}
+
+// EndpointCheck is one endpoint's preflight: who answered for which arm.
+type EndpointCheck struct {
+	Arm     string        `json:"arm"`
+	BaseURL string        `json:"base_url"`
+	Device  string        `json:"device,omitempty"`
+	Info    *EndpointInfo `json:"info"`
+	// Seconds is how long the check took.
+	Seconds float64 `json:"seconds"`
 }
 
 // Store is an open run directory.

@@ -286,6 +286,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, "invalid_request_error", err.Error())
 		return
 	}
+	if s.cfg.NoJinja && len(req.Tools) > 0 {
+		// llama-server's chat parser throws this before any generation;
+		// the exception becomes a 500 server_error.
+		writeError(w, http.StatusInternalServerError, "server_error", "tools param requires --jinja flag")
+		return
+	}
 	// llama-server renders the conversation through its template, which
 	// parses every tool call's arguments: invalid JSON is a 500 before any
 	// generation, as plain JSON even for a stream.
@@ -332,11 +338,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			PromptTokensDetails: &promptDetails{CachedTokens: t.CacheN}},
 	}
 	if !req.Stream {
-		if s.cfg.Realtime {
-			if sleepCtx(r.Context(), time.Duration(pus+dus)*time.Microsecond) != nil {
-				s.accountPartial(t, g, 0, 0)
-				return
-			}
+		// The response takes as long as its timings say: a reader never
+		// sees more decode seconds than the request really took.
+		if sleepCtx(r.Context(), time.Duration(pus+dus)*time.Microsecond) != nil {
+			s.accountPartial(t, g, 0, 0)
+			return
 		}
 		s.account(t, pus, dus, g.steps, g)
 		if out.Garble {
@@ -439,21 +445,19 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 	}
 	cw.event(chunk(&outDelta{Role: "assistant", nullContent: true}, nil))
 	cw.flush()
-	if s.cfg.Realtime {
-		if err := sleepCtx(r.Context(), time.Duration(pus)*time.Microsecond); err != nil {
-			return 0, err
-		}
+	// Paced at the rates the timings report: prompt processing, then each
+	// token when it is due.
+	if err := sleepCtx(r.Context(), time.Duration(pus)*time.Microsecond); err != nil {
+		return 0, err
 	}
 	decodeStart := time.Now()
 	started := make([]bool, len(g.calls))
 	for i, tok := range g.tokens {
-		if s.cfg.Realtime {
-			due := decodeStart.Add(time.Duration(float64(i+1) / s.cfg.DecodeTPS * float64(time.Second)))
-			if d := time.Until(due); d > 2*time.Millisecond {
-				cw.flush()
-				if err := sleepCtx(r.Context(), d); err != nil {
-					return i, err
-				}
+		due := decodeStart.Add(time.Duration(float64(i+1) / s.cfg.DecodeTPS * float64(time.Second)))
+		if d := time.Until(due); d > 2*time.Millisecond {
+			cw.flush()
+			if err := sleepCtx(r.Context(), d); err != nil {
+				return i, err
 			}
 		}
 		var d *outDelta
@@ -547,7 +551,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, openAI bool)
 	g.finish = map[string]string{"limit": "length", "eos": "stop"}[stopType]
 	cacheN := s.admit(prompt, g, req.CachePrompt)
 	t, pus, dus := s.timingsFor(len(prompt)-cacheN, cacheN, len(g.tokens), g)
-	if s.cfg.Realtime && sleepCtx(r.Context(), time.Duration(pus+dus)*time.Microsecond) != nil {
+	if sleepCtx(r.Context(), time.Duration(pus+dus)*time.Microsecond) != nil {
 		s.accountPartial(t, g, 0, 0)
 		return
 	}

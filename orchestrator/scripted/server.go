@@ -9,7 +9,9 @@
 // Generated tokens are counted by a fixed rule (see Pieces) and timed by an
 // emulated decode and prompt rate, so every figure it reports is exact and
 // reproducible: usage.completion_tokens equals timings.predicted_n, and the
-// /metrics counters move by exactly the timings it returned.
+// /metrics counters move by exactly the timings it returned. Responses are
+// paced at those rates, so the timings are also true: a response never
+// arrives sooner than its prompt_ms + predicted_ms.
 package scripted
 
 import (
@@ -42,11 +44,15 @@ type Config struct {
 	// those scripts unavailable (they answer 400).
 	Suite *tasks.Suite
 	// DecodeTPS and PromptTPS are the emulated generation and prompt
-	// processing rates in tokens per second (defaults 60 and 1500).
+	// processing rates in tokens per second (defaults DefaultDecodeTPS and
+	// DefaultPromptTPS). Every response is paced at them: it takes as long
+	// as the timings it reports say, so a client's decode seconds never
+	// exceed the time it really waited. Set 60 and 1500 for a demo that
+	// feels like a real model.
 	DecodeTPS float64
 	PromptTPS float64
-	// Realtime makes responses take as long as their timings say (a demo
-	// then feels like a real model); otherwise they return at once.
+	// Realtime is kept so that existing configurations compile and show in
+	// /props; responses are always paced now (see DecodeTPS).
 	Realtime bool
 	// StartupDelay emulates model loading: /health and every endpoint
 	// answer 503 "Loading model" until it has passed.
@@ -77,7 +83,18 @@ type Config struct {
 	// keeps such a connection open until the next request arrives, so the
 	// client deterministically reuses it.
 	DropAfterStream bool
+	// NoJinja emulates llama-server started without --jinja: a chat
+	// request that carries tools is refused with HTTP 500 "tools param
+	// requires --jinja flag".
+	NoJinja bool
 }
+
+// Default emulated rates: fast, so that tests and the demo take little
+// time, and still honest: responses are paced at them.
+const (
+	DefaultDecodeTPS = 4000
+	DefaultPromptTPS = 100000
+)
 
 // ModelPath is what /props and /v1/models report as the loaded model.
 const ModelPath = "scripted"
@@ -125,10 +142,10 @@ type counters struct {
 // New validates cfg and returns a server (not yet listening).
 func New(cfg Config) (*Server, error) {
 	if cfg.DecodeTPS <= 0 {
-		cfg.DecodeTPS = 60
+		cfg.DecodeTPS = DefaultDecodeTPS
 	}
 	if cfg.PromptTPS <= 0 {
-		cfg.PromptTPS = 1500
+		cfg.PromptTPS = DefaultPromptTPS
 	}
 	if cfg.CtxSize <= 0 {
 		cfg.CtxSize = 131072

@@ -376,6 +376,47 @@ func TestRealtime(t *testing.T) {
 	}
 }
 
+// TestTimingsAreTrue: whatever the configuration (Realtime or not,
+// streamed or not, chat or completion), no response arrives sooner than
+// the prompt_ms + predicted_ms it reports: a client never measures more
+// decode time than it waited.
+func TestTimingsAreTrue(t *testing.T) {
+	_, c := start(t, scripted.Config{DecodeTPS: 500, PromptTPS: 50000})
+	for _, stream := range []bool{false, true} {
+		r, err := c.Chat(context.Background(), model.Request{Model: "noop", Stream: stream, Messages: []model.Message{{Role: "user", Content: "x"}}, Params: model.Params{MaxTokens: 50, IgnoreEOS: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reported := (*r.Timings.PromptMS + *r.Timings.PredictedMS) / 1000
+		if *r.Timings.PredictedMS != 100 || r.WallSeconds < reported {
+			t.Errorf("stream %v: wall %.4f s, reported %.4f s (predicted_ms %v); want the wall time at least what the timings say", stream, r.WallSeconds, reported, *r.Timings.PredictedMS)
+		}
+	}
+	start := time.Now()
+	r, err := c.Complete(context.Background(), model.CompletionRequest{Prompt: "Once upon a time", NPredict: 50, IgnoreEOS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wall, reported := time.Since(start).Seconds(), (*r.Timings.PromptMS+*r.Timings.PredictedMS)/1000; wall < reported {
+		t.Errorf("completion: wall %.4f s, reported %.4f s", wall, reported)
+	}
+}
+
+// TestNoJinjaRefusesTools: like llama-server without --jinja, a chat
+// request with tools is refused before any generation (HTTP 500), one
+// without tools is served.
+func TestNoJinjaRefusesTools(t *testing.T) {
+	_, c := start(t, scripted.Config{NoJinja: true})
+	msgs := []model.Message{{Role: "user", Content: "x"}}
+	tools := []model.Tool{{Name: "f", Description: "d", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	if _, err := c.Chat(context.Background(), model.Request{Model: "noop", Messages: msgs, Tools: tools}); err == nil || !strings.Contains(err.Error(), "tools param requires --jinja flag") {
+		t.Errorf("with tools: %v, want the --jinja refusal", err)
+	}
+	if _, err := c.Chat(context.Background(), model.Request{Model: "noop", Messages: msgs}); err != nil {
+		t.Errorf("without tools: %v", err)
+	}
+}
+
 func TestPieces(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

@@ -88,6 +88,9 @@ type Profile struct {
 	// Restart is when a cohort restarts the server: never (default),
 	// per_arm or per_attempt.
 	Restart Restart `yaml:"restart" json:"restart"`
+	// Device names the hardware the server runs on (a cohort runs arms on
+	// different devices side by side; see the plan's concurrency).
+	Device string `yaml:"device" json:"device,omitempty"`
 
 	// Dir is the directory of the profile file; SHA256 is the file's digest.
 	Dir    string `yaml:"-" json:"dir"`

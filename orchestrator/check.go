@@ -1,0 +1,50 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// Check does what registration does before it writes anything (read and
+// resolve the plan, check every endpoint) and prints the realised attempt
+// order and count, without running or registering anything.
+func Check(ctx context.Context, planFile string, w io.Writer) (*Plan, error) {
+	plan, suite, err := LoadPlan(planFile)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Preflight(ctx, plan, w); err != nil {
+		return nil, err
+	}
+	for _, a := range plan.Arms {
+		if a.Profile != "" {
+			fmt.Fprintf(w, "preflight: arm %s: its server (profile %s) is checked when the run starts it\n", a.Name, a.Profile)
+		}
+	}
+	fmt.Fprintf(w, "plan %s: suite %s, %d attempts = %d arms x %d cases x %d repeats, order %s (seed %d), concurrency %d per device\n",
+		plan.Name, suite.ID(), len(plan.Slots), len(plan.Arms), len(plan.Cases), len(plan.Repeats), plan.Order.Policy, plan.Order.Seed, plan.Concurrency)
+	devices := map[string][]string{}
+	var order []string
+	for _, a := range plan.Arms {
+		d := deviceKey(&a)
+		if _, ok := devices[d]; !ok {
+			order = append(order, d)
+		}
+		devices[d] = append(devices[d], a.Name)
+	}
+	for _, d := range order {
+		label := d
+		if label == "" {
+			label = "(no device label: shared)"
+		}
+		fmt.Fprintf(w, "device %s: arms %v run at most %d attempt(s) at a time\n", label, devices[d], plan.Concurrency)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "slot\tarm\tcase\trepeat\tseed")
+	for _, s := range plan.Slots {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\n", s.Index, s.Arm, s.Case, s.Repeat, s.Seed)
+	}
+	return plan, tw.Flush()
+}
