@@ -186,6 +186,7 @@ func NewRow(a *runstore.Attempt, suiteID string, grades []*grader.Grade) Row {
 			r.TimingsSource = &src
 		}
 	}
+	r.Evidence = newEvidence(a, grades)
 	o, ungraded := runstore.ScoreGraded(a, grades)
 	if ungraded {
 		r.Status = Ungraded

@@ -82,6 +82,9 @@ type Row struct {
 	// matched it ("match", "mismatch") or the window was shared.
 	ServerGeneratedTokens *int64  `json:"server_generated_tokens,omitempty"`
 	CounterCheck          *string `json:"counter_check,omitempty"`
+	// Evidence is what the outcome is computed from (see Evidence); null
+	// unless the attempt completed.
+	Evidence *Evidence `json:"evidence"`
 }
 
 // measured reports whether the row enters the pooled speed figures: scored
