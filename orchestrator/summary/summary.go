@@ -250,6 +250,12 @@ func Summarize(ctx context.Context, inputs []string) (*Document, error) {
 			return nil, err
 		}
 	}
+	doc.Power.PowerScope = "GPU board power not measured; whole-PC AC power unavailable"
+	for _, f := range doc.Power.MeasuredGPUMeanW {
+		if f.Value != nil {
+			doc.Power.PowerScope = serving.PowerScope
+		}
+	}
 	return doc, nil
 }
 
