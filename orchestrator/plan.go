@@ -44,6 +44,9 @@ type Plan struct {
 	Guards      Guards `json:"guards"`
 	// Slots is the realised order of attempts.
 	Slots []Slot `json:"slots"`
+	// Sweeps record the arms declared once with a sweep and the value
+	// each expanded arm took (see SweepRecord).
+	Sweeps []SweepRecord `json:"sweeps,omitempty"`
 }
 
 // Repeat maps a repeat label to its seed: the same label means the same seed
@@ -159,6 +162,8 @@ type planYAML struct {
 type armRef struct {
 	File string `yaml:"file"`
 	Arm  `yaml:",inline"`
+	// Sweep expands the arm into one arm per value (see expandSweeps).
+	Sweep sweepAxes `yaml:"sweep"`
 }
 
 // armDefault holds budgets applied to arms that leave them unset.
@@ -274,9 +279,14 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 	if len(py.Arms) == 0 {
 		return nil, nil, bad("arms", "lists no arm")
 	}
+	armRefs, armFields, sweeps, err := expandSweeps(file, base, py.Arms)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.Sweeps = sweeps
 	names := map[string]bool{}
-	for i, ref := range py.Arms {
-		field := fmt.Sprintf("arms[%d]", i)
+	for i, ref := range armRefs {
+		field := armFields[i]
 		arm := ref.Arm
 		if ref.File != "" {
 			if ref.Arm.Name != "" || ref.Arm.Endpoint != (Endpoint{}) {
