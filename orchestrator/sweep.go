@@ -226,4 +226,3 @@ func armSettings() map[string]bool {
 func knownList() string {
 	return "endpoint.*, max_tokens, sampling.*, reasoning.*, extra.*, budgets.*, stream, profile"
 }
-
