@@ -59,6 +59,9 @@ type Report struct {
 	Cases       []CaseReport `json:"cases"`
 	Comparisons []Comparison `json:"comparisons"`
 	Notes       []string     `json:"notes"`
+	// Sweeps are the trends of arms declared once with a sweep, ordered by
+	// the swept value (absent when the plans declared none).
+	Sweeps []SweepReport `json:"sweeps,omitempty"`
 }
 
 // Rate is k successes of n scored attempts with its Wilson 95% interval.
@@ -253,6 +256,9 @@ func Build(in *Input, opts Options) (*Report, error) {
 	} else if _, ok := byArm[rep.Baseline]; !ok {
 		return nil, fmt.Errorf("baseline %q: %w (arms: %s)", rep.Baseline, ErrUnknownArm, strings.Join(armNames, ", "))
 	}
+	// Swept arms stand in order of their value (the default baseline
+	// stays the first arm met).
+	armNames = orderSweeps(armNames, in.Sweeps)
 	for _, name := range armNames {
 		ar := ArmReport{Arm: name, ArmHashes: distinct(byArm[name], func(r *Row) string { return r.ArmHash }), Stats: pool(byArm[name])}
 		if ar.DecodeTPS != nil {
@@ -298,6 +304,9 @@ func Build(in *Input, opts Options) (*Report, error) {
 		cmp := compare(rep.Baseline, name, byArm[rep.Baseline], byArm[name], cases)
 		rep.Comparisons = append(rep.Comparisons, cmp)
 		rep.Notes = append(rep.Notes, cmp.Functional.Words, cmp.Delivered.Words, cmp.DecodeTPSRatio.Words)
+	}
+	if len(in.Sweeps) > 0 {
+		rep.Sweeps = sweepReports(rep, in.Sweeps)
 	}
 	rep.Notes = append(rep.Notes, countNotes(in)...)
 	rep.Notes = append(rep.Notes, counterNotes(in)...)

@@ -457,7 +457,51 @@ def ratio_interval(base_rows, cand_rows, cases):
     return out
 
 
-def rebuild(rows, baseline):
+def sweep_ordered(sw):
+    pts = list(sw["arms"])
+    numeric = len(sw["fields"]) == 1 and all(
+        len(p["values"]) == 1 and isinstance(p["values"][0], (int, float)) and not isinstance(p["values"][0], bool)
+        for p in pts)
+    if numeric:
+        pts = sorted(pts, key=lambda p: float(p["values"][0]))  # stable: ties as declared
+    return pts
+
+
+def order_sweeps(names, sweeps):
+    out = list(names)
+    pos = {n: i for i, n in enumerate(out)}
+    taken = set()
+    for sw in sweeps:
+        ordered, places = [], []
+        for p in sweep_ordered(sw):
+            if p["arm"] in pos and p["arm"] not in taken:
+                taken.add(p["arm"])
+                ordered.append(p["arm"])
+                places.append(pos[p["arm"]])
+        for k, i in enumerate(sorted(places)):
+            out[i] = ordered[k]
+    return out
+
+
+def sweep_reports(rep, sweeps):
+    out, taken = [], set()
+    arms = {a["arm"]: a for a in rep["arms"]}
+    for sw in sweeps:
+        pts = []
+        for p in sweep_ordered(sw):
+            a = arms.get(p["arm"])
+            if a is None or p["arm"] in taken:
+                continue
+            taken.add(p["arm"])
+            pts.append({"arm": p["arm"], "values": p["values"], "scored": a["scored"], "measured": a["measured"],
+                        "decode_tps": a["decode_tps"], "task_output_tps": a["task_output_tps"],
+                        "functional": a["functional"], "delivered": a["delivered"]})
+        if pts:
+            out.append({"name": sw["name"], "fields": sw["fields"], "points": pts})
+    return out
+
+
+def rebuild(rows, baseline, sweeps):
     arms, by_arm, by_case_arm = [], {}, {}
     for r in rows:
         if r["arm"] not in by_arm:
@@ -469,6 +513,7 @@ def rebuild(rows, baseline):
     if not arms:
         return rep
     rep["baseline"] = baseline or arms[0]
+    arms = order_sweeps(arms, sweeps)
     for a in arms:
         s = pool(by_arm[a])
         s["arm"] = a
@@ -507,6 +552,8 @@ def rebuild(rows, baseline):
         rep["comparisons"].append({"baseline": rep["baseline"], "candidate": a, "functional": t["functional"],
                                    "delivered": t["delivered"],
                                    "decode_tps_ratio": ratio_interval(by_arm[rep["baseline"]], by_arm[a], cases)})
+    if sweeps and sweep_reports(rep, sweeps):
+        rep["sweeps"] = sweep_reports(rep, sweeps)
     return rep
 
 
@@ -648,7 +695,9 @@ def main(d):
                 fail("attempts.json", "[%d] (attempt %s).%s" % (i, r["attempt_id"], k), "%s (from the evidence)" % show(v), r[k])
     check_attempts_csv(data["attempts.csv"].decode("utf-8"), rows)
     proto = loads(data["protocol.json"])
+    sweeps = []
     for i, pr in enumerate(proto["runs"]):
+        sweeps += (pr["plan"] or {}).get("sweeps") or []
         run = json.loads(pr["run"]) if isinstance(pr["run"], str) else pr["run"]
         if pr["run_id"] != run["id"]:
             fail("protocol.json", "runs[%d].run_id" % i, run["id"], pr["run_id"])
@@ -658,11 +707,13 @@ def main(d):
     agg = loads(data["aggregates.json"])
     if not same(agg.get("options"), proto.get("options")):
         fail("aggregates.json", "options", proto.get("options"), agg.get("options"))
-    rep = rebuild(rows, agg.get("options", {}).get("baseline", ""))
+    rep = rebuild(rows, agg.get("options", {}).get("baseline", ""), sweeps)
     compare("aggregates.json", "baseline", rep["baseline"], agg.get("baseline"))
     compare("aggregates.json", "arms", rep["arms"], agg.get("arms"))
     compare("aggregates.json", "cases", rep["cases"], agg.get("cases"))
     compare("aggregates.json", "comparisons", rep["comparisons"], agg.get("comparisons"))
+    if "sweeps" in rep or "sweeps" in agg:
+        compare("aggregates.json", "sweeps", rep.get("sweeps"), agg.get("sweeps"))
     check_aggregates_csv(data["aggregates.csv"].decode("utf-8"), rep)
 
 

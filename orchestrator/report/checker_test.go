@@ -78,6 +78,15 @@ func richExport(t *testing.T) string {
 	return out
 }
 
+func sweepExport(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "export")
+	if _, err := Export(context.Background(), []string{sweepDir(t)}, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // edit replaces old by new once in dir/file.
 func edit(t *testing.T, dir, file, old, new string) {
 	t.Helper()
@@ -154,6 +163,21 @@ func TestCheckerAgreesWithVerify(t *testing.T) {
 	}{
 		{name: "seed export", export: exportSeed, ok: true},
 		{name: "rich export", export: richExport, ok: true},
+		{name: "sweep export", export: sweepExport, ok: true},
+		{name: "sweep point edited", export: sweepExport, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `"arm": "mtp3",
+          "values": [
+            3
+          ]`, `"arm": "mtp3",
+          "values": [
+            7
+          ]`)
+			resum(t, d)
+		}},
+		{name: "sweep order edited", export: sweepExport, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `"arm": "mtp2"`, `"arm": "mtp9"`)
+			resum(t, d)
+		}},
 		{name: "one byte flipped, sums stale", export: exportSeed, tamper: func(t *testing.T, d string) {
 			edit(t, d, AggregatesJSON, `"decode_tps": 62.357151060397875`, `"decode_tps": 62.357151060397876`)
 		}},

@@ -321,6 +321,11 @@ func Verify(dir string) error {
 			return &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].plan_matches_run", i), strconv.FormatBool(want), strconv.FormatBool(pr.PlanMatchesRun)}
 		}
 		in.Runs = append(in.Runs, NewRunInfo(&run, proto.Options.Suite))
+		sweeps, err := planSweeps(pr.Plan)
+		if err != nil {
+			return &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].plan", i), "a plan", err.Error()}
+		}
+		in.Sweeps = append(in.Sweeps, sweeps...)
 	}
 	aggBytes := listed[AggregatesJSON]
 	var head struct {

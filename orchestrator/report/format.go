@@ -230,7 +230,7 @@ func tables(r *Report) []table {
 		}
 		ts = append(ts, rt)
 	}
-	return ts
+	return append(ts, sweepTables(r)...)
 }
 
 type errWriter struct {

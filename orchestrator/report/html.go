@@ -22,7 +22,8 @@ func WriteHTML(w io.Writer, r *Report) error {
 		Success template.HTML
 		TPS     template.HTML
 		Grid    template.HTML
-	}{r, mixedLines(r), headerLines(r), tables(r), template.HTML(successSVG(r)), template.HTML(tpsSVG(r)), template.HTML(gridSVG(r))}
+		Sweep   template.HTML
+	}{r, mixedLines(r), headerLines(r), tables(r), template.HTML(successSVG(r)), template.HTML(tpsSVG(r)), template.HTML(gridSVG(r)), template.HTML(sweepSVG(r))}
 	return pageTemplate.Execute(w, data)
 }
 
@@ -60,7 +61,7 @@ ul.words li{margin:4px 0}
 <figure id="chart-success"><figcaption>Success rate per arm, 95% Wilson intervals</figcaption>{{.Success}}</figure>
 <figure id="chart-tps"><figcaption>Pooled decode and task-output TPS per arm</figcaption>{{.TPS}}</figure>
 </div>
-<figure id="chart-grid"><figcaption>Per case and arm: functional / delivered of scored attempts</figcaption>{{.Grid}}</figure>
+<figure id="chart-grid"><figcaption>Per case and arm: functional / delivered of scored attempts</figcaption>{{.Grid}}</figure>{{.Sweep}}
 {{range .Tables}}<h2>{{.Title}}</h2>
 <div class="scroll"><table>
 <thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>

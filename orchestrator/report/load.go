@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -34,6 +35,8 @@ type RunInfo struct {
 type Input struct {
 	Runs []RunInfo `json:"runs"`
 	Rows []Row     `json:"rows"`
+	// Sweeps are the sweeps the runs' plans declared (see SweepInfo).
+	Sweeps []SweepInfo `json:"sweeps,omitempty"`
 }
 
 // NewRunInfo describes a run whose outcomes are read under suiteVersion
@@ -84,6 +87,11 @@ func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, erro
 		seen[run.ID] = dir
 		info := NewRunInfo(run, suiteVersion)
 		in.Runs = append(in.Runs, info)
+		sweeps, err := readPlanSweeps(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		in.Sweeps = append(in.Sweeps, sweeps...)
 		attempts, err := st.Attempts()
 		if err != nil {
 			return nil, err

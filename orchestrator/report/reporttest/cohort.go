@@ -51,7 +51,10 @@ func Sweep() *RunSpec {
 	slot := 0
 	for ci, c := range seedCases {
 		for k := range SweepTotals {
-			arm := SweepTotals[(k+ci)%len(SweepTotals)].Arm
+			// Interleaved so that the first case meets the arms out of
+			// value order (mtp2, mtp5, mtp3, mtp6, mtp4): a report orders
+			// them by the swept value, not by the order met.
+			arm := SweepTotals[(3*k+ci)%len(SweepTotals)].Arm
 			as := AttemptSpec{Arm: arm, Case: c.name, Language: c.lang, Repeat: "repeat-1", Seed: 1001, Slot: slot, Phases: c.phases}
 			as.Solved = make([]bool, c.phases)
 			as.Terminations = make([]runstore.Termination, c.phases)
@@ -74,6 +77,13 @@ func Sweep() *RunSpec {
 	for _, tot := range SweepTotals {
 		fillTotals(rng, spec, index[tot.Arm], tot)
 	}
+	// The registered expansion of "mtp{value}" swept over the server
+	// profile's draft depth, declared out of order.
+	var points []map[string]any
+	for _, d := range []int{4, 2, 6, 3, 5} {
+		points = append(points, map[string]any{"arm": fmt.Sprintf("mtp%d", d), "values": []int{d}})
+	}
+	spec.PlanSweeps = []map[string]any{{"name": "mtp", "fields": []string{"extra.spec_draft_n_max"}, "arms": points}}
 	return spec
 }
 
