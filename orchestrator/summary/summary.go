@@ -46,8 +46,11 @@ type Document struct {
 	Runs []RunRef `json:"runs"`
 	// Cohorts are complete cohorts; PartialCohorts those with planned
 	// attempts not completed (completed/planned say how far they got).
-	Cohorts           map[string]*Cohort   `json:"cohorts"`
-	PartialCohorts    map[string]*Cohort   `json:"partial_cohorts"`
+	Cohorts        map[string]*Cohort `json:"cohorts"`
+	PartialCohorts map[string]*Cohort `json:"partial_cohorts"`
+	// Sweeps are the cohorts' arms declared once with a sweep, in the
+	// seed's mtp_depth shape, ordered by value; keyed COHORT.SWEEP.
+	Sweeps            map[string]*Sweep    `json:"sweeps"`
 	ShortInputScreens map[string]*Screen   `json:"short_input_screens"`
 	Regrades          []*Regrade           `json:"regrades"`
 	Diagnoses         []*Diagnosis         `json:"fixture_diagnoses"`
@@ -97,6 +100,27 @@ type Arm struct {
 	TaskOutputTPS      *float64 `json:"task_output_tps"`
 	TimingsSource      *string  `json:"timings_source"`
 	RunIDs             []string `json:"run_ids"`
+}
+
+// Sweep is one swept arm's trend.
+type Sweep struct {
+	RunIDs []string      `json:"run_ids"`
+	Fields []string      `json:"fields"`
+	Points []*SweepPoint `json:"points"`
+}
+
+// SweepPoint is one value of a sweep, in the seed's shape: cases are the
+// planned attempts; the TPS pools the measured ones.
+type SweepPoint struct {
+	Arm                         string            `json:"arm"`
+	Values                      []json.RawMessage `json:"values"`
+	Cases                       int               `json:"cases"`
+	Measured                    int               `json:"measured"`
+	PooledNativeTPS             *float64          `json:"pooled_native_tps"`
+	NativeOutputTokens          *int64            `json:"native_output_tokens"`
+	NativeDecodeSeconds         *float64          `json:"native_decode_seconds"`
+	TotalTaskSecondsAllAttempts *float64          `json:"total_task_seconds_all_attempts"`
+	TotalTaskSecondsAttempts    int               `json:"total_task_seconds_attempts"`
 }
 
 // Screen is a throughput screen in the seed's short_input_screens shape.
@@ -204,7 +228,7 @@ var ErrInput = errors.New("not a run directory or fixture diagnosis")
 func Summarize(ctx context.Context, inputs []string) (*Document, error) {
 	doc := &Document{
 		Schema: Schema, MetricDefinition: MetricDefinition, Runs: []RunRef{},
-		Cohorts: map[string]*Cohort{}, PartialCohorts: map[string]*Cohort{},
+		Cohorts: map[string]*Cohort{}, PartialCohorts: map[string]*Cohort{}, Sweeps: map[string]*Sweep{},
 		ShortInputScreens: map[string]*Screen{}, Regrades: []*Regrade{}, Diagnoses: []*Diagnosis{},
 		Capacity: map[string]*Capacity{}, Derived: map[string]*float64{}, DerivedSources: map[string]*Source{},
 		Power: &Power{PowerScope: serving.PowerScope, MeasuredGPUMeanW: []RunFigure{}},
@@ -313,6 +337,16 @@ func (doc *Document) addCohort(ctx context.Context, dir string, st *runstore.Sto
 	key := uniqueKey(target, name, run.ID)
 	target[key] = c
 	doc.deriveCohort(key, c)
+	for _, s := range rep.Sweeps {
+		sw := &Sweep{RunIDs: ids, Fields: s.Fields, Points: []*SweepPoint{}}
+		for _, p := range s.Points {
+			a := rep.Arm(p.Arm)
+			sw.Points = append(sw.Points, &SweepPoint{Arm: p.Arm, Values: p.Values, Cases: a.Attempts, Measured: a.Measured,
+				PooledNativeTPS: a.DecodeTPS, NativeOutputTokens: a.NativeOutputTokens, NativeDecodeSeconds: a.DecodeSeconds,
+				TotalTaskSecondsAllAttempts: a.TotalTaskSeconds, TotalTaskSecondsAttempts: a.TotalTaskSecondsAttempts})
+		}
+		doc.Sweeps[key+"."+s.Name] = sw
+	}
 	return doc.addRegrades(ctx, dir, st, run)
 }
 

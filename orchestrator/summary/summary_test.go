@@ -174,6 +174,19 @@ func TestSeedFigures(t *testing.T) {
 		eqF(tot.Arm+" total_task_seconds_all_attempts", a.TaskSeconds, w("total_task_seconds_all_attempts"))
 	}
 
+	sp := doc.Sweeps["mtp-depth-sweep.mtp"]
+	if sp == nil || len(sp.Points) != 5 {
+		t.Fatalf("sweeps %v", keys(doc.Sweeps))
+	}
+	for i, p := range sp.Points {
+		w := func(k string) float64 { return num(t, sd, "mtp_depth_one_seed_eight_tasks", p.Arm, k) }
+		if p.Arm != reporttest.SweepTotals[i].Arm || float64(p.Cases) != w("cases") || float64(*p.NativeOutputTokens) != w("native_output_tokens") {
+			t.Errorf("sweep point %d %+v", i, p)
+		}
+		eqF(p.Arm+" sweep pooled_native_tps", p.PooledNativeTPS, w("pooled_native_tps"))
+		eqF(p.Arm+" sweep native_decode_seconds", p.NativeDecodeSeconds, w("native_decode_seconds"))
+		eqF(p.Arm+" sweep total_task_seconds_all_attempts", p.TotalTaskSecondsAllAttempts, w("total_task_seconds_all_attempts"))
+	}
 	derived := map[string]string{
 		"dev24-quant.current_iq3_decode_gain_vs_original_q4_percent": "iq3_bundle_decode_gain_vs_q4_percent",
 		"mtp-depth-sweep.mtp4_decode_gain_vs_mtp2_percent":           "mtp4_decode_gain_vs_mtp2_percent",
