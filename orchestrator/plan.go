@@ -47,6 +47,9 @@ type Plan struct {
 	// Sweeps record the arms declared once with a sweep and the value
 	// each expanded arm took (see SweepRecord).
 	Sweeps []SweepRecord `json:"sweeps,omitempty"`
+	// Rerun records, for a diagnostic rerun, the original attempt, the arm
+	// diff and the label (see RerunPlan).
+	Rerun *RerunRecord `json:"rerun,omitempty"`
 }
 
 // Repeat maps a repeat label to its seed: the same label means the same seed

@@ -69,6 +69,10 @@ type Options struct {
 	// Evalctl is the evalctl binary a server profile's {{evalctl}} names
 	// (default: this executable).
 	Evalctl string
+	// plan and suite, when set, are registered instead of PlanFile's
+	// (a diagnostic rerun builds its plan; see Rerun).
+	plan  *Plan
+	suite *tasks.Suite
 }
 
 // Result summarises a run.
@@ -154,9 +158,12 @@ func ensureImage(ctx context.Context, opts Options) (*sandbox.BuiltImage, error)
 }
 
 func register(ctx context.Context, opts Options) (*runner, error) {
-	plan, suite, err := LoadPlan(opts.PlanFile)
-	if err != nil {
-		return nil, err
+	plan, suite := opts.plan, opts.suite
+	if plan == nil {
+		var err error
+		if plan, suite, err = LoadPlan(opts.PlanFile); err != nil {
+			return nil, err
+		}
 	}
 	img, err := ensureImage(ctx, opts)
 	if err != nil {

@@ -201,15 +201,19 @@ type Measurements struct {
 	NativeOutputTokens *int64 `json:"native_output_tokens"`
 	// DecodeSeconds is null when some response's decode time is unknown;
 	// client-measured time counts as known and is marked by TimingsSource.
-	DecodeSeconds     *float64       `json:"decode_seconds"`
-	PromptTokens      *int64         `json:"prompt_tokens"`
-	PromptSeconds     *float64       `json:"prompt_seconds"`
-	CachedTokens      *int64         `json:"cached_tokens"`
-	TaskSeconds       float64        `json:"task_seconds"`
-	ToolCalls         int            `json:"tool_calls"`
-	ToolErrors        int            `json:"tool_errors"`
-	Responses         int            `json:"responses"`
-	MaxSequenceTokens *int64         `json:"max_sequence_tokens"`
+	DecodeSeconds     *float64 `json:"decode_seconds"`
+	PromptTokens      *int64   `json:"prompt_tokens"`
+	PromptSeconds     *float64 `json:"prompt_seconds"`
+	CachedTokens      *int64   `json:"cached_tokens"`
+	TaskSeconds       float64  `json:"task_seconds"`
+	ToolCalls         int      `json:"tool_calls"`
+	ToolErrors        int      `json:"tool_errors"`
+	Responses         int      `json:"responses"`
+	MaxSequenceTokens *int64   `json:"max_sequence_tokens"`
+	// MaxResponseTokens is the most output tokens one response generated
+	// (a response its cap cut shows the cap); null when no response
+	// reported a count.
+	MaxResponseTokens *int64         `json:"max_response_tokens,omitempty"`
 	FinishReasons     map[string]int `json:"finish_reasons"`
 	DraftTokens       *int64         `json:"draft_tokens"`
 	DraftAccepted     *int64         `json:"draft_accepted"`
