@@ -1,0 +1,116 @@
+package serving
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Fixture is a fixed input of a screen: a file sent as the prompt body in
+// every mode (after the sample's cold prefix), instead of generated filler
+// of a token target. Its token count is measured on the server.
+type Fixture struct {
+	Name string `yaml:"name" json:"name"`
+	// File is the input file, relative to the spec file (absolute once
+	// loaded).
+	File string `yaml:"file" json:"file"`
+	// SHA256 and Bytes identify the content registered; a sample refuses
+	// a file that changed since.
+	SHA256 string `yaml:"-" json:"sha256"`
+	Bytes  int    `yaml:"-" json:"bytes"`
+}
+
+// Fixed reports whether the screen measures fixed input files.
+func (sc *Screen) Fixed() bool { return len(sc.Spec.Fixtures) > 0 }
+
+// targets are the sample grid's second axis: the prompt targets, or for a
+// fixed-input screen the fixtures' numbers 1..n (the samples' and
+// aggregates' prompt_target; their fixture field names the fixture).
+func (sc *Screen) targets() []int {
+	if !sc.Fixed() {
+		return sc.Spec.PromptTargets
+	}
+	out := make([]int, len(sc.Spec.Fixtures))
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
+}
+
+// fixture returns the fixture of a fixed-input screen's target number.
+func (sc *Screen) fixture(target int) *Fixture {
+	if !sc.Fixed() || target < 1 || target > len(sc.Spec.Fixtures) {
+		return nil
+	}
+	return &sc.Spec.Fixtures[target-1]
+}
+
+// validateFixtures resolves and hashes the fixture files.
+func (sc *Screen) validateFixtures(doc *yamlDoc, dir string) error {
+	s := &sc.Spec
+	if len(s.PromptTargets) > 0 {
+		return doc.errorf([]any{"fixtures"}, "a screen takes prompt_targets or fixtures, not both")
+	}
+	seen := map[string]bool{}
+	for i := range s.Fixtures {
+		f := &s.Fixtures[i]
+		switch {
+		case f.Name == "":
+			return doc.errorf([]any{"fixtures", i, "name"}, "is required")
+		case !safeName(f.Name):
+			return doc.errorf([]any{"fixtures", i, "name"}, "%q: use letters, digits, '.', '_' and '-'", f.Name)
+		case seen[f.Name]:
+			return doc.errorf([]any{"fixtures", i, "name"}, "%q appears twice", f.Name)
+		case f.File == "":
+			return doc.errorf([]any{"fixtures", i, "file"}, "is required")
+		}
+		seen[f.Name] = true
+		if !filepath.IsAbs(f.File) {
+			f.File = filepath.Join(dir, f.File)
+		}
+		data, err := os.ReadFile(f.File)
+		if err != nil {
+			return doc.errorf([]any{"fixtures", i, "file"}, "%v", err)
+		}
+		if len(data) == 0 {
+			return doc.errorf([]any{"fixtures", i, "file"}, "%s is empty", f.File)
+		}
+		sum := sha256.Sum256(data)
+		f.SHA256, f.Bytes = hex.EncodeToString(sum[:]), len(data)
+	}
+	return nil
+}
+
+// fixtureText reads a fixture as registered: a file whose bytes changed
+// since is refused, never measured as if it were the same input.
+func fixtureText(f *Fixture) (string, error) {
+	data, err := os.ReadFile(f.File)
+	if err != nil {
+		return "", fmt.Errorf("fixture %s: %w", f.Name, err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != f.SHA256 {
+		return "", fmt.Errorf("fixture %s: %s changed since the screen was registered (SHA-256 %x, registered %s)", f.Name, f.File, sum, f.SHA256)
+	}
+	return string(data), nil
+}
+
+// fixturePrompt is a fixed-input sample's prompt: the cold prefix, then
+// the fixture; its token count as the server counts it.
+func fixturePrompt(ctx context.Context, tok Tokenizer, prefix string, f *Fixture) (*PromptBuild, error) {
+	text, err := fixtureText(f)
+	if err != nil {
+		return nil, err
+	}
+	n, err := tok.Tokenize(ctx, prefix+text)
+	if err != nil {
+		return nil, fmt.Errorf("fixture %s: tokenize: %w", f.Name, err)
+	}
+	alone, err := tok.Tokenize(ctx, text)
+	if err != nil {
+		return nil, fmt.Errorf("fixture %s: tokenize: %w", f.Name, err)
+	}
+	return &PromptBuild{Text: prefix + text, Tokens: n, Requests: 2, FixtureTokens: &alone}, nil
+}
