@@ -85,7 +85,9 @@ func TestStrategyValidate(t *testing.T) {
 // times retrieval itself (the endpoint's counting is the server's time).
 type wordCounter struct{}
 
-func (wordCounter) CountTokens(_ context.Context, s string) (int, error) { return len(strings.Fields(s)), nil }
+func (wordCounter) CountTokens(_ context.Context, s string) (int, error) {
+	return len(strings.Fields(s)), nil
+}
 
 // BenchmarkRank180K ranks the passages of a corpus of about 180K tokens
 // (126,000 words; the scripted tokenizer counts about 1.43 tokens a word)
