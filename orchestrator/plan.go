@@ -20,6 +20,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/evalctl/evalctl/orchestrator/longctx"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/tasks"
@@ -77,6 +78,10 @@ type Arm struct {
 	// SHA-256 is part of the arm, so editing it changes the arm's hash.
 	Profile       string `json:"profile,omitempty" yaml:"profile"`
 	ProfileSHA256 string `json:"profile_sha256,omitempty" yaml:"-"`
+	// Context is how a long-context case's corpus reaches the model (full,
+	// cropped or retrieved up to N tokens); a case with a corpus gets the
+	// whole of it when the arm names no strategy.
+	Context *longctx.Strategy `json:"context,omitempty" yaml:"context"`
 }
 
 // Endpoint is where an arm's model is served.
@@ -390,6 +395,11 @@ func validateArm(a Arm) *armErr {
 		return &armErr{"max_tokens", "must not be negative"}
 	case a.Budgets.WallSeconds < 0 || a.Budgets.GeneratedTokens < 0 || a.Budgets.ToolCalls < 0:
 		return &armErr{"budgets", "must not be negative"}
+	}
+	if a.Context != nil {
+		if err := a.Context.Validate(); err != nil {
+			return &armErr{"context", err.Error()}
+		}
 	}
 	if a.Endpoint.BaseURL != "" && !strings.HasPrefix(a.Endpoint.BaseURL, "http://") && !strings.HasPrefix(a.Endpoint.BaseURL, "https://") {
 		return &armErr{"endpoint.base_url", fmt.Sprintf("%q is not an http(s) URL", a.Endpoint.BaseURL)}

@@ -594,7 +594,15 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 				return attemptOutcome{infra: fmt.Errorf("phase %d overlay: %w", p.Number, err)}
 			}
 		}
-		turn, err := loop.RunPhase(ctx, p.Number, p.Prompt)
+		prompt := p.Prompt
+		if p.Number == 1 && c.CorpusDir != "" {
+			in, text, err := corpusInput(ctx, arm, c, p.Prompt, client)
+			if err != nil {
+				return attemptOutcome{infra: err}
+			}
+			a.Input, prompt = in, p.Prompt+text
+		}
+		turn, err := loop.RunPhase(ctx, p.Number, prompt)
 		a.Turns = append(a.Turns, turn)
 		if err != nil || ctx.Err() != nil {
 			return out // interrupted: the caller records it

@@ -220,9 +220,9 @@ func brief(v any) string {
 // armFields are the top-level JSON names of Arm's settings.
 func armSettings() map[string]bool {
 	return map[string]bool{"endpoint": true, "max_tokens": true, "sampling": true, "reasoning": true,
-		"extra": true, "budgets": true, "stream": true, "profile": true}
+		"extra": true, "budgets": true, "stream": true, "profile": true, "context": true}
 }
 
 func knownList() string {
-	return "endpoint.*, max_tokens, sampling.*, reasoning.*, extra.*, budgets.*, stream, profile"
+	return "endpoint.*, max_tokens, sampling.*, reasoning.*, extra.*, budgets.*, stream, profile, context.*"
 }

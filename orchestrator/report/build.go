@@ -62,6 +62,9 @@ type Report struct {
 	// Sweeps are the trends of arms declared once with a sweep, ordered by
 	// the swept value (absent when the plans declared none).
 	Sweeps []SweepReport `json:"sweeps,omitempty"`
+	// LongContext is, per arm, what long-context attempts sent and got
+	// (absent without such attempts).
+	LongContext []LongContextArm `json:"long_context,omitempty"`
 }
 
 // Rate is k successes of n scored attempts with its Wilson 95% interval.
@@ -308,6 +311,7 @@ func Build(in *Input, opts Options) (*Report, error) {
 	if len(in.Sweeps) > 0 {
 		rep.Sweeps = sweepReports(rep, in.Sweeps)
 	}
+	rep.LongContext = longContext(armNames, byArm)
 	rep.Notes = append(rep.Notes, countNotes(in)...)
 	rep.Notes = append(rep.Notes, counterNotes(in)...)
 	rep.Notes = append(rep.Notes, timingNotes(rep)...)

@@ -501,6 +501,60 @@ def sweep_reports(rep, sweeps):
     return out
 
 
+def final_checks(r):
+    e = r.get("evidence")
+    if not e or not e["phases"] or not e["phases"][-1]["graded"]:
+        return None
+    g = e["phases"][-1]["groups"]
+    return sum(x["passed"] for x in g), sum(x["total"] for x in g)
+
+
+def long_context(arms, by_arm):
+    out = []
+    for a in arms:
+        la = {"arm": a, "strategies": [], "attempts": 0}
+        inp = out_tok = passed = total = 0
+        pre = dec = 0.0
+        ok_out = ok_checks = ok_pre = ok_dec = True
+        for r in by_arm[a]:
+            if not in_plan(r) or r["status"] != "scored" or r.get("input_tokens") is None:
+                continue
+            la["attempts"] += 1
+            st = r.get("input_strategy")
+            if st is not None and st not in la["strategies"]:
+                la["strategies"].append(st)
+            inp += r["input_tokens"]
+            if r["native_output_tokens"] is not None:
+                out_tok += r["native_output_tokens"]
+            else:
+                ok_out = False
+            fc = final_checks(r)
+            if fc is not None:
+                passed += fc[0]
+                total += fc[1]
+            else:
+                ok_checks = False
+            if r["prompt_seconds"] is not None:
+                pre += r["prompt_seconds"]
+            else:
+                ok_pre = False
+            if r["decode_seconds"] is not None:
+                dec += r["decode_seconds"]
+            else:
+                ok_dec = False
+        if la["attempts"] == 0:
+            continue
+        la["input_tokens"] = inp
+        la["output_tokens"] = out_tok if ok_out else None
+        la["passed_checks"] = passed if ok_checks else None
+        la["total_checks"] = total if ok_checks else None
+        la["prefill_seconds"] = pre if ok_pre else None
+        la["decode_seconds"] = dec if ok_dec else None
+        la["server_processing_and_decode_seconds"] = pre + dec if ok_pre and ok_dec else None
+        out.append(la)
+    return out
+
+
 def rebuild(rows, baseline, sweeps):
     arms, by_arm, by_case_arm = [], {}, {}
     for r in rows:
@@ -554,6 +608,9 @@ def rebuild(rows, baseline, sweeps):
                                    "decode_tps_ratio": ratio_interval(by_arm[rep["baseline"]], by_arm[a], cases)})
     if sweeps and sweep_reports(rep, sweeps):
         rep["sweeps"] = sweep_reports(rep, sweeps)
+    lc = long_context(arms, by_arm)
+    if lc:
+        rep["long_context"] = lc
     return rep
 
 
@@ -712,8 +769,9 @@ def main(d):
     compare("aggregates.json", "arms", rep["arms"], agg.get("arms"))
     compare("aggregates.json", "cases", rep["cases"], agg.get("cases"))
     compare("aggregates.json", "comparisons", rep["comparisons"], agg.get("comparisons"))
-    if "sweeps" in rep or "sweeps" in agg:
-        compare("aggregates.json", "sweeps", rep.get("sweeps"), agg.get("sweeps"))
+    for k in ("sweeps", "long_context"):
+        if k in rep or k in agg:
+            compare("aggregates.json", k, rep.get(k), agg.get(k))
     check_aggregates_csv(data["aggregates.csv"].decode("utf-8"), rep)
 
 

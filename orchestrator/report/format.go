@@ -230,7 +230,7 @@ func tables(r *Report) []table {
 		}
 		ts = append(ts, rt)
 	}
-	return append(ts, sweepTables(r)...)
+	return append(append(ts, sweepTables(r)...), longContextTables(r)...)
 }
 
 type errWriter struct {

@@ -195,6 +195,10 @@ func NewRow(a *runstore.Attempt, suiteID string, grades []*grader.Grade) Row {
 		}
 	}
 	r.Evidence = newEvidence(a, grades)
+	if in := a.Input; in != nil {
+		s, n := in.Strategy, int64(in.InputTokens)
+		r.InputStrategy, r.InputTokens = &s, &n
+	}
 	o, ungraded := runstore.ScoreGraded(a, grades)
 	if ungraded {
 		r.Status = Ungraded

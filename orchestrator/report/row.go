@@ -82,6 +82,10 @@ type Row struct {
 	// matched it ("match", "mismatch") or the window was shared.
 	ServerGeneratedTokens *int64  `json:"server_generated_tokens,omitempty"`
 	CounterCheck          *string `json:"counter_check,omitempty"`
+	// InputStrategy and InputTokens are what a long-context case's corpus
+	// strategy produced (absent for cases without a corpus).
+	InputStrategy *string `json:"input_strategy,omitempty"`
+	InputTokens   *int64  `json:"input_tokens,omitempty"`
 	// Evidence is what the outcome is computed from (see Evidence); null
 	// unless the attempt completed.
 	Evidence *Evidence `json:"evidence"`

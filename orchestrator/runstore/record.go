@@ -82,9 +82,24 @@ type Attempt struct {
 	ArmUnchanged *bool `json:"arm_unchanged"`
 	// Error explains an infrastructure failure or an interruption.
 	Error string `json:"error,omitempty"`
+	// Input is what a long-context case's corpus strategy produced (null
+	// for a case without a corpus).
+	Input *InputRecord `json:"input,omitempty"`
 	// ServerCounters are the endpoint's own /metrics counters moved during
 	// the attempt; null when the endpoint serves none.
 	ServerCounters *CounterDelta `json:"server_counters,omitempty"`
+}
+
+// InputRecord is the corpus part of a long-context case's first prompt:
+// the strategy, its budget and the tokens it produced, as the endpoint's
+// tokenizer counted them.
+type InputRecord struct {
+	Strategy      string `json:"strategy"`
+	BudgetTokens  int    `json:"budget_tokens,omitempty"`
+	InputTokens   int    `json:"input_tokens"`
+	CorpusTokens  int    `json:"corpus_tokens"`
+	Passages      int    `json:"passages,omitempty"`
+	PassagesTotal int    `json:"passages_total,omitempty"`
 }
 
 // CounterDelta is what the server's cumulative counters moved between a
