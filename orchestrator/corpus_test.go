@@ -12,6 +12,7 @@ import (
 	"github.com/evalctl/evalctl/orchestrator/longctx"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
+	"github.com/evalctl/evalctl/orchestrator/summary"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 	"github.com/evalctl/evalctl/tasks"
 )
@@ -100,6 +101,13 @@ func TestLongContextStrategies(t *testing.T) {
 			la.PrefillAndDecodeSeconds == nil || la.OutputTokens == nil {
 			t.Errorf("long-context %s: input %v (want %d), checks %v/%v, prefill+decode %v, output %v", la.Arm, ptrv(la.InputTokens), sizes[la.Arm], ptrv(la.PassedChecks), ptrv(la.TotalChecks), ptrv(la.PrefillAndDecodeSeconds), ptrv(la.OutputTokens))
 		}
+	}
+	doc, err := summary.Summarize(context.Background(), []string{res.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lc := doc.LongContext["plan"]; lc == nil || len(lc.Arms) != 3 || lc.RunIDs[0] != res.RunID {
+		t.Errorf("results document long_context %v", doc.LongContext)
 	}
 	var b strings.Builder
 	report.Write(&b, rep, report.FormatTable)

@@ -2,6 +2,9 @@ package longctx
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -101,4 +104,50 @@ func BenchmarkRank180K(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestTariffCorpus: the development suite's long-context case. Its corpus
+// is what its committed script writes; through the scripted tokenizer the
+// three strategies give three input sizes; retrieval for the case's task
+// finds every tariff code's rule, while the crop to the handbook's start
+// holds none (so the case cannot be solved from a crop).
+func TestTariffCorpus(t *testing.T) {
+	caseDir := filepath.Join("..", "..", "cases", "tariff")
+	if py, err := exec.LookPath("python3"); err == nil {
+		if out, err := exec.Command(py, filepath.Join(caseDir, "gen_corpus.py"), "--check").CombinedOutput(); err != nil {
+			t.Fatalf("the committed corpus is not what gen_corpus.py writes: %v: %s", err, out)
+		}
+	}
+	docs, err := LoadCorpus(filepath.Join(caseDir, "corpus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt, err := os.ReadFile(filepath.Join(caseDir, "prompts", "phase-1.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := scriptedTokenizer(t)
+	ctx := context.Background()
+	codes := []string{"HX-101", "HX-205", "KV-310", "KV-344", "QM-402", "QM-477", "TR-588", "TR-613"}
+	sizes := map[string]int{}
+	for _, s := range []Strategy{{Name: Full}, {Name: Cropped, Tokens: 4000}, {Name: Retrieved, Tokens: 2500}} {
+		r, err := Apply(ctx, s, docs, string(prompt), tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes[s.Name] = r.InputTokens
+		for _, c := range codes {
+			has := strings.Contains(r.Text, "Tariff "+c+".")
+			if s.Name != Cropped && !has {
+				t.Errorf("%s: the text lacks the rule of %s", s.Name, c)
+			}
+			if s.Name == Cropped && has {
+				t.Errorf("the crop holds the rule of %s", c)
+			}
+		}
+	}
+	if !(sizes[Full] > sizes[Cropped] && sizes[Cropped] > sizes[Retrieved]) {
+		t.Errorf("input tokens %v: want three sizes, full > cropped > retrieved", sizes)
+	}
+	t.Logf("tariff corpus: %v tokens", sizes)
 }

@@ -50,12 +50,16 @@ type Document struct {
 	PartialCohorts map[string]*Cohort `json:"partial_cohorts"`
 	// Sweeps are the cohorts' arms declared once with a sweep, in the
 	// seed's mtp_depth shape, ordered by value; keyed COHORT.SWEEP.
-	Sweeps            map[string]*Sweep    `json:"sweeps"`
-	ShortInputScreens map[string]*Screen   `json:"short_input_screens"`
-	Regrades          []*Regrade           `json:"regrades"`
-	Diagnoses         []*Diagnosis         `json:"fixture_diagnoses"`
-	Capacity          map[string]*Capacity `json:"context_capacity"`
-	Power             *Power               `json:"power"`
+	Sweeps map[string]*Sweep `json:"sweeps"`
+	// LongContext is, per cohort with long-context attempts, each arm's
+	// input tokens, output tokens, checks passed of run and server prefill
+	// + decode seconds (the seed's long_context_one_task_one_seed).
+	LongContext       map[string]*LongContext `json:"long_context"`
+	ShortInputScreens map[string]*Screen      `json:"short_input_screens"`
+	Regrades          []*Regrade              `json:"regrades"`
+	Diagnoses         []*Diagnosis            `json:"fixture_diagnoses"`
+	Capacity          map[string]*Capacity    `json:"context_capacity"`
+	Power             *Power                  `json:"power"`
 	// Derived holds the derived figures by name, as the seed's derived
 	// section; DerivedSources says for each how it was computed and from
 	// which runs.
@@ -121,6 +125,12 @@ type SweepPoint struct {
 	NativeDecodeSeconds         *float64          `json:"native_decode_seconds"`
 	TotalTaskSecondsAllAttempts *float64          `json:"total_task_seconds_all_attempts"`
 	TotalTaskSecondsAttempts    int               `json:"total_task_seconds_attempts"`
+}
+
+// LongContext is one cohort's long-context arms.
+type LongContext struct {
+	RunIDs []string                `json:"run_ids"`
+	Arms   []report.LongContextArm `json:"arms"`
 }
 
 // Screen is a throughput screen in the seed's short_input_screens shape.
@@ -228,7 +238,7 @@ var ErrInput = errors.New("not a run directory or fixture diagnosis")
 func Summarize(ctx context.Context, inputs []string) (*Document, error) {
 	doc := &Document{
 		Schema: Schema, MetricDefinition: MetricDefinition, Runs: []RunRef{},
-		Cohorts: map[string]*Cohort{}, PartialCohorts: map[string]*Cohort{}, Sweeps: map[string]*Sweep{},
+		Cohorts: map[string]*Cohort{}, PartialCohorts: map[string]*Cohort{}, Sweeps: map[string]*Sweep{}, LongContext: map[string]*LongContext{},
 		ShortInputScreens: map[string]*Screen{}, Regrades: []*Regrade{}, Diagnoses: []*Diagnosis{},
 		Capacity: map[string]*Capacity{}, Derived: map[string]*float64{}, DerivedSources: map[string]*Source{},
 		Power: &Power{PowerScope: serving.PowerScope, MeasuredGPUMeanW: []RunFigure{}},
@@ -346,6 +356,9 @@ func (doc *Document) addCohort(ctx context.Context, dir string, st *runstore.Sto
 				TotalTaskSecondsAllAttempts: a.TotalTaskSeconds, TotalTaskSecondsAttempts: a.TotalTaskSecondsAttempts})
 		}
 		doc.Sweeps[key+"."+s.Name] = sw
+	}
+	if len(rep.LongContext) > 0 {
+		doc.LongContext[key] = &LongContext{RunIDs: ids, Arms: rep.LongContext}
 	}
 	return doc.addRegrades(ctx, dir, st, run)
 }
