@@ -12,6 +12,7 @@ import (
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/summary"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 )
 
@@ -91,4 +92,12 @@ func TestRerunChangesOneSetting(t *testing.T) {
 		}
 	}
 	t.Logf("\n%s", buf.String())
+	doc, err := summary.Summarize(ctx, []string{res.Dir, re.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Diagnostics) != 1 || doc.Diagnostics[0].Label != "cap-8k" || doc.Diagnostics[0].RunIDs[0] != res.RunID ||
+		doc.Diagnostics[0].RunIDs[1] != re.RunID || *doc.Diagnostics[0].Original.LongestResponseTokens != 24 {
+		t.Errorf("results document diagnostics %+v", doc.Diagnostics)
+	}
 }

@@ -54,12 +54,15 @@ type Document struct {
 	// LongContext is, per cohort with long-context attempts, each arm's
 	// input tokens, output tokens, checks passed of run and server prefill
 	// + decode seconds (the seed's long_context_one_task_one_seed).
-	LongContext       map[string]*LongContext `json:"long_context"`
-	ShortInputScreens map[string]*Screen      `json:"short_input_screens"`
-	Regrades          []*Regrade              `json:"regrades"`
-	Diagnoses         []*Diagnosis            `json:"fixture_diagnoses"`
-	Capacity          map[string]*Capacity    `json:"context_capacity"`
-	Power             *Power                  `json:"power"`
+	LongContext map[string]*LongContext `json:"long_context"`
+	// Diagnostics are diagnostic reruns (evalctl rerun): the original
+	// attempt and the rerun side by side with the settings changed.
+	Diagnostics       []*Diagnostic        `json:"diagnostics"`
+	ShortInputScreens map[string]*Screen   `json:"short_input_screens"`
+	Regrades          []*Regrade           `json:"regrades"`
+	Diagnoses         []*Diagnosis         `json:"fixture_diagnoses"`
+	Capacity          map[string]*Capacity `json:"context_capacity"`
+	Power             *Power               `json:"power"`
 	// Derived holds the derived figures by name, as the seed's derived
 	// section; DerivedSources says for each how it was computed and from
 	// which runs.
@@ -125,6 +128,13 @@ type SweepPoint struct {
 	NativeDecodeSeconds         *float64          `json:"native_decode_seconds"`
 	TotalTaskSecondsAllAttempts *float64          `json:"total_task_seconds_all_attempts"`
 	TotalTaskSecondsAttempts    int               `json:"total_task_seconds_attempts"`
+}
+
+// Diagnostic is one diagnostic rerun; RunIDs are the original run's and
+// the rerun's.
+type Diagnostic struct {
+	RunIDs []string `json:"run_ids"`
+	*report.RerunSideBySide
 }
 
 // LongContext is one cohort's long-context arms.
@@ -238,7 +248,7 @@ var ErrInput = errors.New("not a run directory or fixture diagnosis")
 func Summarize(ctx context.Context, inputs []string) (*Document, error) {
 	doc := &Document{
 		Schema: Schema, MetricDefinition: MetricDefinition, Runs: []RunRef{},
-		Cohorts: map[string]*Cohort{}, PartialCohorts: map[string]*Cohort{}, Sweeps: map[string]*Sweep{}, LongContext: map[string]*LongContext{},
+		Cohorts: map[string]*Cohort{}, PartialCohorts: map[string]*Cohort{}, Sweeps: map[string]*Sweep{}, LongContext: map[string]*LongContext{}, Diagnostics: []*Diagnostic{},
 		ShortInputScreens: map[string]*Screen{}, Regrades: []*Regrade{}, Diagnoses: []*Diagnosis{},
 		Capacity: map[string]*Capacity{}, Derived: map[string]*float64{}, DerivedSources: map[string]*Source{},
 		Power: &Power{PowerScope: serving.PowerScope, MeasuredGPUMeanW: []RunFigure{}},
@@ -359,6 +369,12 @@ func (doc *Document) addCohort(ctx context.Context, dir string, st *runstore.Sto
 	}
 	if len(rep.LongContext) > 0 {
 		doc.LongContext[key] = &LongContext{RunIDs: ids, Arms: rep.LongContext}
+	}
+	switch sbs, err := report.LoadRerun(dir); {
+	case err == nil:
+		doc.Diagnostics = append(doc.Diagnostics, &Diagnostic{RunIDs: []string{sbs.Original.RunID, run.ID}, RerunSideBySide: sbs})
+	case !errors.Is(err, report.ErrNotRerun):
+		return fmt.Errorf("summarize: %w", err)
 	}
 	return doc.addRegrades(ctx, dir, st, run)
 }
