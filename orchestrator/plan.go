@@ -78,6 +78,9 @@ type Arm struct {
 	// SHA-256 is part of the arm, so editing it changes the arm's hash.
 	Profile       string `json:"profile,omitempty" yaml:"profile"`
 	ProfileSHA256 string `json:"profile_sha256,omitempty" yaml:"-"`
+	// ProfileVars set variables the arm's server profile declares (vars:),
+	// e.g. a speculative-draft depth its command passes as a flag.
+	ProfileVars map[string]string `json:"profile_vars,omitempty" yaml:"profile_vars"`
 	// Context is how a long-context case's corpus reaches the model (full,
 	// cropped or retrieved up to N tokens); a case with a corpus gets the
 	// whole of it when the arm names no strategy.
@@ -322,6 +325,11 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 				return nil, nil, bad(field+".endpoint.base_url", "an arm with a server profile gets its URL from the started server; leave base_url out")
 			}
 			arm.ProfileSHA256 = prof.SHA256
+			if _, err := prof.OwnVars(arm.ProfileVars); err != nil {
+				return nil, nil, bad(field+".profile_vars", "%v", err)
+			}
+		} else if len(arm.ProfileVars) > 0 {
+			return nil, nil, bad(field+".profile_vars", "set without a server profile")
 		}
 		if py.Defaults != nil {
 			arm.Budgets = fillBudgets(arm.Budgets, py.Defaults.Budgets)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -198,6 +199,17 @@ func SetArmField(arm Arm, field string, v any) (Arm, error) {
 	if len(path) == 1 && !known[path[0]] {
 		return arm, fmt.Errorf("%q is not an arm setting (known: %s)", field, knownList())
 	}
+	if path[0] == "profile_vars" {
+		// A server flag's value is text on the command line.
+		switch x := v.(type) {
+		case float64:
+			v = strconv.FormatFloat(x, 'f', -1, 64)
+		case int:
+			v = strconv.Itoa(x)
+		case bool:
+			v = strconv.FormatBool(x)
+		}
+	}
 	cur[path[len(path)-1]] = v
 	data, err = json.Marshal(m)
 	if err != nil {
@@ -220,9 +232,9 @@ func brief(v any) string {
 // armFields are the top-level JSON names of Arm's settings.
 func armSettings() map[string]bool {
 	return map[string]bool{"endpoint": true, "max_tokens": true, "sampling": true, "reasoning": true,
-		"extra": true, "budgets": true, "stream": true, "profile": true, "context": true}
+		"extra": true, "budgets": true, "stream": true, "profile": true, "context": true, "profile_vars": true}
 }
 
 func knownList() string {
-	return "endpoint.*, max_tokens, sampling.*, reasoning.*, extra.*, budgets.*, stream, profile, context.*"
+	return "endpoint.*, max_tokens, sampling.*, reasoning.*, extra.*, budgets.*, stream, profile, profile_vars.*, context.*"
 }
