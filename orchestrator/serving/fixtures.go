@@ -1,12 +1,18 @@
 package serving
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
 
 // Fixture is a fixed input of a screen: a file sent as the prompt body in
@@ -113,4 +119,78 @@ func fixturePrompt(ctx context.Context, tok Tokenizer, prefix string, f *Fixture
 		return nil, fmt.Errorf("fixture %s: tokenize: %w", f.Name, err)
 	}
 	return &PromptBuild{Text: prefix + text, Tokens: n, Requests: 2, FixtureTokens: &alone}, nil
+}
+
+// FixtureTelemetry is what the 200 ms sampler saw while one leg measured
+// one fixture: the whole-GPU memory peak (with the free memory at it) and
+// the CPU temperature peak, each null when not measured (no GPU, no
+// sensor), never 0.
+type FixtureTelemetry struct {
+	Leg        string                `json:"leg"`
+	Mode       string                `json:"mode"`
+	Fixture    string                `json:"fixture"`
+	Readings   int                   `json:"readings"`
+	MemoryPeak *telemetry.MemoryPeak `json:"memory_peak_200ms"`
+	CPUPeakC   *float64              `json:"cpu_peak_c"`
+}
+
+// fixtureTelemetry reads the legs' telemetry logs and takes the peaks of
+// the readings made while each fixture was measured (the sampler's stage
+// names the leg, the target (the fixture's number) and the seed).
+func fixtureTelemetry(st *runstore.Store, sc *Screen, legs []Leg) ([]FixtureTelemetry, error) {
+	var out []FixtureTelemetry
+	for _, l := range legs {
+		byTarget := map[int]*FixtureTelemetry{}
+		logs, _ := filepath.Glob(st.Path(LegsDir, fmt.Sprintf("%02d-%s", l.Index, l.Label), "*", TelemetryLg))
+		for _, lg := range logs {
+			f, err := os.Open(lg)
+			if err != nil {
+				return nil, err
+			}
+			sc2 := bufio.NewScanner(f)
+			sc2.Buffer(make([]byte, 1<<16), 1<<22)
+			for sc2.Scan() {
+				var r struct {
+					Stage string `json:"stage"`
+					telemetry.Reading
+				}
+				if json.Unmarshal(sc2.Bytes(), &r) != nil {
+					continue
+				}
+				var target int
+				var seed int64
+				if n, _ := fmt.Sscanf(strings.TrimPrefix(r.Stage, l.Label+"/"), "%d/s%d", &target, &seed); n != 2 || !strings.HasPrefix(r.Stage, l.Label+"/") {
+					continue
+				}
+				fx := sc.fixture(target)
+				if fx == nil {
+					continue
+				}
+				ft := byTarget[target]
+				if ft == nil {
+					ft = &FixtureTelemetry{Leg: l.Label, Mode: l.Mode, Fixture: fx.Name}
+					byTarget[target] = ft
+				}
+				ft.Readings++
+				if used, free, total, ok := r.Memory(); ok && (ft.MemoryPeak == nil || used > ft.MemoryPeak.UsedBytes) {
+					ft.MemoryPeak = &telemetry.MemoryPeak{At: r.At, Stage: r.Stage, UsedBytes: used, FreeBytes: free, TotalBytes: total}
+				}
+				if r.CPUTempC != nil && (ft.CPUPeakC == nil || *r.CPUTempC > *ft.CPUPeakC) {
+					v := *r.CPUTempC
+					ft.CPUPeakC = &v
+				}
+			}
+			err = sc2.Err()
+			f.Close()
+			if err != nil {
+				return nil, err
+			}
+		}
+		for t := range sc.Spec.Fixtures {
+			if ft := byTarget[t+1]; ft != nil {
+				out = append(out, *ft)
+			}
+		}
+	}
+	return out, nil
 }

@@ -119,6 +119,20 @@ func TestFixedInputScreen(t *testing.T) {
 			t.Errorf("leg %s CPU peak %v without a sensor, want null", l.Label, *l.CPUPeakC)
 		}
 	}
+	// Per leg and fixture: the peaks of the readings made while the
+	// fixture was measured (how many readings fall in a sample depends on
+	// the machine's load; TestFixtureTelemetryPeaks checks the peaks on a
+	// fixed log).
+	seen := map[string]bool{}
+	for _, f := range rep.FixtureTelemetry {
+		if f.Readings == 0 || f.MemoryPeak == nil || f.CPUPeakC != nil || !strings.HasPrefix(f.MemoryPeak.Stage, f.Leg+"/") {
+			t.Errorf("fixture telemetry %+v", f)
+		}
+		seen[f.Leg+"/"+f.Fixture] = true
+	}
+	if len(seen) == 0 {
+		t.Errorf("no telemetry per leg and fixture")
+	}
 	var js, table bytes.Buffer
 	rep.WriteJSON(&js)
 	var back struct {
@@ -155,5 +169,51 @@ func TestFixedInputSpecRejects(t *testing.T) {
 		if _, err := LoadScreenSpec(path); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "screen.yaml") {
 			t.Errorf("%s: %v, want an error naming screen.yaml and %q", tt.new, err, tt.want)
 		}
+	}
+}
+
+// TestFixtureTelemetryPeaks: the peaks per leg and fixture are taken from
+// the readings whose stage names that leg and fixture, the free memory is
+// the one at the used-memory peak, and a CPU without a sensor gives null.
+func TestFixtureTelemetryPeaks(t *testing.T) {
+	dir := t.TempDir()
+	sc := writeFixedScreen(t, dir)
+	st, err := RegisterScreen(filepath.Join(dir, "runs"), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legs := sc.Legs()
+	ld := st.Path(LegsDir, "01-slow", "1")
+	os.MkdirAll(ld, 0o755)
+	line := func(stage string, usedMiB, freeMiB int64, cpu *float64) string {
+		used, free, total := usedMiB<<20, freeMiB<<20, int64(24<<30)
+		r := map[string]any{"stage": stage, "at": "2026-10-10T15:00:00Z", "cpu_temp_c": cpu,
+			"gpus": []map[string]any{{"memory_used_bytes": used, "memory_free_bytes": free, "memory_total_bytes": total}}}
+		b, _ := json.Marshal(r)
+		return string(b)
+	}
+	hot := 81.5
+	log := strings.Join([]string{
+		line("slow/startup", 30000, 100, nil), // not a fixture's reading
+		line("slow/1/s1", 20000, 4000, nil),
+		line("slow/1/s1", 21000, 3000, nil),
+		line("slow/1/s1", 20500, 3500, nil),
+		line("slow/3/s1", 23000, 1000, &hot),
+		line("slow/stop", 30000, 100, nil),
+	}, "\n") + "\n"
+	os.WriteFile(filepath.Join(ld, TelemetryLg), []byte(log), 0o644)
+	got, err := fixtureTelemetry(st, sc, legs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Fixture != "input-small" || got[1].Fixture != "input-large" {
+		t.Fatalf("fixture telemetry %+v", got)
+	}
+	small, large := got[0], got[1]
+	if small.Readings != 3 || small.MemoryPeak.UsedBytes != 21000<<20 || small.MemoryPeak.FreeBytes != 3000<<20 || small.CPUPeakC != nil {
+		t.Errorf("input-small %+v %+v", small, small.MemoryPeak)
+	}
+	if large.Readings != 1 || large.MemoryPeak.UsedBytes != 23000<<20 || large.CPUPeakC == nil || *large.CPUPeakC != 81.5 {
+		t.Errorf("input-large %+v", large)
 	}
 }

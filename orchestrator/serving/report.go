@@ -82,6 +82,9 @@ type ScreenReport struct {
 	// Fixed is a fixed-input screen: prompt_target is a fixture's number,
 	// each aggregate names its fixture.
 	Fixed bool `json:"fixed_inputs,omitempty"`
+	// FixtureTelemetry is, for a fixed-input screen, per leg and fixture
+	// the memory and temperature peaks while it was measured.
+	FixtureTelemetry []FixtureTelemetry `json:"fixture_telemetry,omitempty"`
 }
 
 // BuildScreenReport reads a screen's run directory into its report.
@@ -117,6 +120,11 @@ func BuildScreenReport(st *runstore.Store, run *runstore.Run, sc *Screen) (*Scre
 	}
 	r.ModeAggregates = ModeAggregates(modes, sc.targets(), len(sc.Spec.Seeds), samples, drift)
 	r.Fixed = sc.Fixed()
+	if r.Fixed {
+		if r.FixtureTelemetry, err = fixtureTelemetry(st, sc, legs); err != nil {
+			return nil, err
+		}
+	}
 	for _, as := range [][]Aggregate{r.Aggregates, r.ModeAggregates} {
 		for i := range as {
 			if f := sc.fixture(as[i].PromptTarget); f != nil {
@@ -251,6 +259,16 @@ func (r *ScreenReport) WriteTable(w io.Writer) error {
 	}
 	if r.CPUPeakC != nil {
 		fmt.Fprintf(w, "CPU temperature peak: %.2f °C\n", *r.CPUPeakC)
+	}
+	for _, f := range r.FixtureTelemetry {
+		mem, cpu := "unknown", "unknown (no sensor)"
+		if p := f.MemoryPeak; p != nil {
+			mem = fmt.Sprintf("%.2f GiB used, %.1f MiB free at the peak", gib(p.UsedBytes), float64(p.FreeBytes)/(1<<20))
+		}
+		if f.CPUPeakC != nil {
+			cpu = fmt.Sprintf("%.2f °C", *f.CPUPeakC)
+		}
+		fmt.Fprintf(w, "%s on %s: GPU memory peak %s; CPU temperature peak %s (%d readings)\n", f.Leg, f.Fixture, mem, cpu, f.Readings)
 	}
 	if r.Fixed {
 		// Fixed-input comparisons: memory and temperature per leg.
