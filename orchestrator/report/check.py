@@ -567,6 +567,9 @@ def rebuild(rows, baseline, sweeps):
     if not arms:
         return rep
     rep["baseline"] = baseline or arms[0]
+    if rep["baseline"] not in by_arm:
+        fail("aggregates.json", "baseline", "an arm of the attempts", rep["baseline"])
+        return rep
     arms = order_sweeps(arms, sweeps)
     for a in arms:
         s = pool(by_arm[a])
@@ -651,62 +654,92 @@ def cell_matches(cell, v):
 
 
 def check_attempts_csv(text, rows):
+    """Every column of attempts.csv holds the attempts.json field of its name
+    (columns are matched by name, so a column this checker does not know is
+    still checked against the row)."""
     table = list(csv.reader(io.StringIO(text)))
-    if not table or table[0] != ATTEMPT_COLUMNS:
-        fail("attempts.csv", "header", ",".join(ATTEMPT_COLUMNS), ",".join(table[0]) if table else "nothing")
+    if not table:
+        fail("attempts.csv", "header", ",".join(ATTEMPT_COLUMNS), "nothing")
+        return
+    header = table[0]
+    missing = [c for c in ATTEMPT_COLUMNS if c not in header]
+    if missing:
+        fail("attempts.csv", "header", "columns " + ",".join(missing), ",".join(header))
         return
     if len(table) - 1 != len(rows):
         fail("attempts.csv", "lines", len(rows) + 1, len(table))
         return
     for i, (line, r) in enumerate(zip(table[1:], rows)):
-        for name, cell in zip(ATTEMPT_COLUMNS, line):
-            if not cell_matches(cell, r.get(name)):
+        if len(line) != len(header):
+            fail("attempts.csv", "line %d" % (i + 2), "%d fields" % len(header), "%d fields" % len(line))
+            continue
+        for name, cell in zip(header, line):
+            if name not in r:
+                fail("attempts.csv", "line %d, column %s" % (i + 2, name), "a field of attempts.json", "no such field")
+            elif not cell_matches(cell, r.get(name)):
                 fail("attempts.csv", "line %d, column %s" % (i + 2, name), r.get(name), cell)
 
 
 def check_aggregates_csv(text, rep):
+    """The arm and case rows of aggregates.csv hold the recomputed figures,
+    matched by column name; columns of words (terminations, mixed, meaning)
+    and figures this checker does not recompute are left to evalctl verify,
+    as are rows of other scopes (the legend)."""
     table = list(csv.reader(io.StringIO(text)))
-    if not table or table[0] != AGG_COLUMNS:
-        fail("aggregates.csv", "header", ",".join(AGG_COLUMNS), ",".join(table[0]) if table else "nothing")
+    if not table:
+        fail("aggregates.csv", "header", ",".join(AGG_COLUMNS), "nothing")
         return
-    want = []
+    header = table[0]
+    missing = [c for c in AGG_COLUMNS if c not in header]
+    if missing:
+        fail("aggregates.csv", "header", "columns " + ",".join(missing), ",".join(header))
+        return
     cmp = {c["candidate"]: c for c in rep["comparisons"]}
+
     def stats(s):
-        v = [s["attempts"], s["completed"], s["scored"], s["ungraded"], s["unscored"]]
+        v = {k: s[k] for k in ("attempts", "completed", "scored", "ungraded", "unscored", "measured", "unmeasured",
+                               "native_output_tokens", "decode_seconds", "task_seconds", "decode_tps", "task_output_tps",
+                               "median_attempt_seconds", "draft_tokens", "draft_accepted", "draft_acceptance")}
+        v["timings_source"] = s["timings_source"] or ""
         for k in ("functional", "delivered"):
             r = s[k]
-            v += [r["count"], r["rate"], r["wilson_low"], r["wilson_high"]]
-        return v + [s["measured"], s["unmeasured"], s["native_output_tokens"], s["decode_seconds"], s["task_seconds"],
-                    s["decode_tps"], s["timings_source"], s["task_output_tps"], s["median_attempt_seconds"], Ellipsis,
-                    s["draft_tokens"], s["draft_accepted"], s["draft_acceptance"]]
+            v[k], v[k + "_rate"], v[k + "_wilson_low"], v[k + "_wilson_high"] = r["count"], r["rate"], r["wilson_low"], r["wilson_high"]
+        return v
+    want = []
     for a in rep["arms"]:
-        row = ["arm", a["arm"], ""] + stats(a) + [a["decode_tps_gain_percent"], a["task_output_tps_gain_percent"],
-                                                  a["tokens_per_week"], rep["baseline"]]
+        row = {"scope": "arm", "arm": a["arm"], "case": ""}
+        row.update(stats(a))
+        row.update({"decode_tps_gain_percent": a["decode_tps_gain_percent"],
+                    "task_output_tps_gain_percent": a["task_output_tps_gain_percent"],
+                    "tokens_per_week": a["tokens_per_week"], "baseline": rep["baseline"]})
         c = cmp.get(a["arm"])
-        if c:
-            for t in (c["functional"], c["delivered"]):
-                row += [t["pairs"], t["both_pass"], t["both_fail"], t["candidate_improves"], t["candidate_regresses"],
-                        t["unpaired"], t["mcnemar_exact_p"]]
-            x = c["decode_tps_ratio"]
-            row += [x["ratio"], x["low"], x["high"], x["cases"], x["resamples"]]
-        else:
-            row += [None] * 19
-        want.append(row + [Ellipsis])
+        for k in ("functional", "delivered"):
+            t = c[k] if c else None
+            for f in ("pairs", "both_pass", "both_fail", "candidate_improves", "candidate_regresses", "unpaired"):
+                row[k + "_" + f] = t[f] if t else None
+            row[k + "_mcnemar_exact_p"] = t["mcnemar_exact_p"] if t else None
+        x = c["decode_tps_ratio"] if c else None
+        row.update({"decode_tps_ratio": x["ratio"] if x else None, "decode_tps_ratio_low": x["low"] if x else None,
+                    "decode_tps_ratio_high": x["high"] if x else None, "ratio_cases": x["cases"] if x else None,
+                    "ratio_resamples": x["resamples"] if x else None})
+        want.append(row)
     for cr in rep["cases"]:
         for s in cr["arms"]:
-            want.append(["case", s["arm"], cr["case"]] + stats(s) + [None] * 23 + [Ellipsis])
-    if len(table) - 1 != len(want):
-        fail("aggregates.csv", "lines", len(want) + 1, len(table))
+            row = {"scope": "case", "arm": s["arm"], "case": cr["case"]}
+            row.update(stats(s))
+            want.append(row)
+    got = [line for line in table[1:] if line and line[0] in ("arm", "case")]
+    if len(got) != len(want):
+        fail("aggregates.csv", "arm and case lines", len(want), len(got))
         return
-    for i, (line, w) in enumerate(zip(table[1:], want)):
-        if len(line) != len(AGG_COLUMNS):
-            fail("aggregates.csv", "line %d" % (i + 2), "%d fields" % len(AGG_COLUMNS), "%d fields" % len(line))
+    for i, (line, w) in enumerate(zip(got, want)):
+        if len(line) != len(header):
+            fail("aggregates.csv", "%s line %d" % (w["scope"], i + 1), "%d fields" % len(header), "%d fields" % len(line))
             continue
-        for name, cell, v in zip(AGG_COLUMNS, line, w):
-            if v is Ellipsis:  # words (terminations, mixed): checked in aggregates.json
-                continue
-            if not cell_matches(cell, v):
-                fail("aggregates.csv", "line %d, column %s" % (i + 2, name), v, cell)
+        cells = dict(zip(header, line))
+        for name, v in w.items():
+            if not cell_matches(cells[name], v):
+                fail("aggregates.csv", "%s %s %s, column %s" % (w["scope"], w["arm"], w["case"], name), v, cells[name])
 
 
 # ---- the export -------------------------------------------------------------
@@ -764,7 +797,11 @@ def main(d):
     agg = loads(data["aggregates.json"])
     if not same(agg.get("options"), proto.get("options")):
         fail("aggregates.json", "options", proto.get("options"), agg.get("options"))
-    rep = rebuild(rows, agg.get("options", {}).get("baseline", ""), sweeps)
+    # The baseline: the one the options name; without one, evalctl's default
+    # (the first arm of the plan, or of the attempts), as aggregates.json
+    # names it, provided it is an arm of the attempts.
+    baseline = agg.get("options", {}).get("baseline", "") or agg.get("baseline", "")
+    rep = rebuild(rows, baseline, sweeps)
     compare("aggregates.json", "baseline", rep["baseline"], agg.get("baseline"))
     compare("aggregates.json", "arms", rep["arms"], agg.get("arms"))
     compare("aggregates.json", "cases", rep["cases"], agg.get("cases"))
