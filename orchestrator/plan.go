@@ -18,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/evalctl/evalctl/orchestrator/longctx"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/yamlcheck"
@@ -46,6 +47,12 @@ type Plan struct {
 	Guards      Guards `json:"guards"`
 	// Slots is the realised order of attempts.
 	Slots []Slot `json:"slots"`
+	// Sweeps record the arms declared once with a sweep and the value
+	// each expanded arm took (see SweepRecord).
+	Sweeps []SweepRecord `json:"sweeps,omitempty"`
+	// Rerun records, for a diagnostic rerun, the original attempt, the arm
+	// diff and the label (see RerunPlan).
+	Rerun *RerunRecord `json:"rerun,omitempty"`
 }
 
 // Repeat maps a repeat label to its seed: the same label means the same seed
@@ -87,6 +94,13 @@ type Arm struct {
 	// SHA-256 is part of the arm, so editing it changes the arm's hash.
 	Profile       string `json:"profile,omitempty" yaml:"profile"`
 	ProfileSHA256 string `json:"profile_sha256,omitempty" yaml:"-"`
+	// ProfileVars set variables the arm's server profile declares (vars:),
+	// e.g. a speculative-draft depth its command passes as a flag.
+	ProfileVars map[string]string `json:"profile_vars,omitempty" yaml:"profile_vars"`
+	// Context is how a long-context case's corpus reaches the model (full,
+	// cropped or retrieved up to N tokens); a case with a corpus gets the
+	// whole of it when the arm names no strategy.
+	Context *longctx.Strategy `json:"context,omitempty" yaml:"context"`
 }
 
 // Endpoint is where an arm's model is served.
@@ -227,6 +241,8 @@ type armRef struct {
 	// the entry holds nothing else.
 	File string `yaml:"file"`
 	Arm  `yaml:",inline"`
+	// Sweep expands the arm into one arm per value (see expandSweeps).
+	Sweep sweepAxes `yaml:"sweep"`
 }
 
 // armDefault holds budgets applied to arms that leave them unset.
@@ -355,9 +371,14 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 	if len(py.Arms) == 0 {
 		return nil, nil, bad("arms", "lists no arm")
 	}
+	armRefs, armFields, sweeps, err := expandSweeps(file, base, py.Arms)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.Sweeps = sweeps
 	names := map[string]bool{}
-	for i, ref := range py.Arms {
-		field := fmt.Sprintf("arms[%d]", i)
+	for i, ref := range armRefs {
+		field := armFields[i]
 		arm := ref.Arm
 		if ref.File != "" {
 			if ref.Arm.Name != "" || ref.Arm.Endpoint != (Endpoint{}) {
@@ -388,6 +409,11 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 			if arm.Endpoint.Device == "" {
 				arm.Endpoint.Device = prof.Device
 			}
+			if _, err := prof.OwnVars(arm.ProfileVars); err != nil {
+				return nil, nil, bad(field+".profile_vars", "%v", err)
+			}
+		} else if len(arm.ProfileVars) > 0 {
+			return nil, nil, bad(field+".profile_vars", "set without a server profile")
 		}
 		if py.Defaults != nil {
 			arm.Budgets = fillBudgets(arm.Budgets, py.Defaults.Budgets)
@@ -473,6 +499,11 @@ func validateArm(a Arm) *armErr {
 		return &armErr{"max_tokens", "must not be negative"}
 	case a.Budgets.WallSeconds < 0 || a.Budgets.GeneratedTokens < 0 || a.Budgets.ToolCalls < 0:
 		return &armErr{"budgets", "must not be negative"}
+	}
+	if a.Context != nil {
+		if err := a.Context.Validate(); err != nil {
+			return &armErr{"context", err.Error()}
+		}
 	}
 	if a.Endpoint.BaseURL != "" && !strings.HasPrefix(a.Endpoint.BaseURL, "http://") && !strings.HasPrefix(a.Endpoint.BaseURL, "https://") {
 		return &armErr{"endpoint.base_url", fmt.Sprintf("%q is not an http(s) URL", a.Endpoint.BaseURL)}

@@ -156,7 +156,7 @@ func TestExamplePlansLoad(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		if len(p.Slots) != 48 || s.ID() != "dev@1.0.0" {
+		if len(p.Slots) != 48 || s.ID() != "dev@1.1.0" {
 			t.Errorf("%s: %d slots under %s, want the 2 x 24 development cohort", f, len(p.Slots), s.ID())
 		}
 	}

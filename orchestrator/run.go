@@ -72,6 +72,10 @@ type Options struct {
 	// NoPreflight skips the endpoint checks before registration. Only tests
 	// use it, to reach failures the preflight would otherwise stop first.
 	NoPreflight bool
+	// plan and suite, when set, are registered instead of PlanFile's
+	// (a diagnostic rerun builds its plan; see Rerun).
+	plan  *Plan
+	suite *tasks.Suite
 }
 
 // Result summarises a run.
@@ -161,9 +165,12 @@ func ensureImage(ctx context.Context, opts Options) (*sandbox.BuiltImage, error)
 }
 
 func register(ctx context.Context, opts Options) (*runner, error) {
-	plan, suite, err := LoadPlan(opts.PlanFile)
-	if err != nil {
-		return nil, err
+	plan, suite := opts.plan, opts.suite
+	var err error
+	if plan == nil {
+		if plan, suite, err = LoadPlan(opts.PlanFile); err != nil {
+			return nil, err
+		}
 	}
 	// Every endpoint is checked before anything is written: a failure
 	// leaves no run directory behind.
@@ -696,7 +703,15 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 				return attemptOutcome{infra: fmt.Errorf("phase %d overlay: %w", p.Number, err)}
 			}
 		}
-		turn, err := loop.RunPhase(ctx, p.Number, p.Prompt)
+		prompt := p.Prompt
+		if p.Number == 1 && c.CorpusDir != "" {
+			in, text, err := corpusInput(ctx, arm, c, p.Prompt, client)
+			if err != nil {
+				return attemptOutcome{infra: err}
+			}
+			a.Input, prompt = in, p.Prompt+text
+		}
+		turn, err := loop.RunPhase(ctx, p.Number, prompt)
 		a.Turns = append(a.Turns, turn)
 		if err != nil || ctx.Err() != nil {
 			return out // interrupted: the caller records it

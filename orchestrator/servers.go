@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
@@ -26,6 +28,7 @@ type servers struct {
 	cur      *serving.Server
 	curArm   string
 	curFile  string
+	curVars  string
 	// curIdentity is the identity file of the running server, relative
 	// to the run directory ("" when it could not be taken).
 	curIdentity string
@@ -50,7 +53,7 @@ func (s *servers) ensure(ctx context.Context, arm *Arm) (url, identity string, e
 			dead = true
 		default:
 		}
-		keep := !dead && s.curFile == arm.Profile
+		keep := !dead && s.curFile == arm.Profile && s.curVars == varsKey(arm.ProfileVars)
 		switch p.Restart {
 		case serving.RestartPerArm:
 			keep = keep && s.curArm == arm.Name
@@ -69,11 +72,11 @@ func (s *servers) ensure(ctx context.Context, arm *Arm) (url, identity string, e
 	}
 	logPath := filepath.Join(s.dir, fmt.Sprintf("%03d-%s.log", s.starts, p.Name))
 	fmt.Fprintf(s.progress, "%s starting model server %s for arm %s (log %s)\n", stamp(), p.Name, arm.Name, logPath)
-	srv, err := serving.Start(ctx, p, serving.StartOptions{LogPath: logPath, Evalctl: s.evalctl})
+	srv, err := serving.Start(ctx, p, serving.StartOptions{LogPath: logPath, Evalctl: s.evalctl, Vars: arm.ProfileVars})
 	if err != nil {
 		return "", "", err
 	}
-	s.cur, s.curArm, s.curFile, s.curIdentity = srv, arm.Name, arm.Profile, ""
+	s.cur, s.curArm, s.curFile, s.curVars, s.curIdentity = srv, arm.Name, arm.Profile, varsKey(arm.ProfileVars), ""
 	// Who the server is (build, model path, flags, weight digests), kept
 	// beside its log; every attempt it serves names the file.
 	name := fmt.Sprintf("%03d-%s.identity.json", s.starts, p.Name)
@@ -95,4 +98,19 @@ func (s *servers) stop(ctx context.Context) {
 	defer cancel()
 	s.cur.Stop(sctx)
 	s.cur, s.curIdentity = nil, ""
+}
+
+// varsKey identifies a set of profile variables: a server started with
+// other values is another server.
+func varsKey(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + "=" + m[k] + "\x00")
+	}
+	return b.String()
 }

@@ -65,6 +65,10 @@ type caseYAML struct {
 	Protected []string      `yaml:"protected"`
 	Phases    []phaseYAML   `yaml:"phases"`
 	Controls  []controlYAML `yaml:"controls"`
+	// Corpus is a directory of files the first prompt must draw on (a
+	// long-context case); the arm's context strategy decides how it is
+	// sent.
+	Corpus string `yaml:"corpus"`
 }
 
 type phaseYAML struct {
@@ -190,6 +194,11 @@ func LoadCase(dir string) (*Case, error) {
 	}
 	if c.ChecksDir, err = subdir(dir, orDefault(cy.Checks, "checks")); err != nil {
 		return nil, fe("checks", err.Error())
+	}
+	if cy.Corpus != "" {
+		if c.CorpusDir, err = subdir(dir, cy.Corpus); err != nil {
+			return nil, fe("corpus", err.Error())
+		}
 	}
 	if len(cy.Phases) == 0 {
 		return nil, fe("phases", "lists no phase")

@@ -187,10 +187,10 @@ func TestDevelopmentSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.ID() != "dev@1.0.0" {
-		t.Errorf("suite %s, want dev@1.0.0", s.ID())
+	if s.ID() != "dev@1.1.0" {
+		t.Errorf("suite %s, want dev@1.1.0", s.ID())
 	}
-	want := []string{"cache", "wallet", "eventstream", "paths", "ledger", "buildplan", "async_pool", "pagination"}
+	want := []string{"cache", "wallet", "eventstream", "paths", "ledger", "buildplan", "async_pool", "pagination", "tariff"}
 	multiPhase := 0
 	for i, name := range want {
 		if i >= len(s.Cases) || s.Cases[i].Name != name {

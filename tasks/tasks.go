@@ -70,6 +70,9 @@ type Case struct {
 	ChecksDir string
 	Phases    []*Phase
 	Controls  []*Control
+	// CorpusDir, when set, is the absolute directory of the files the
+	// first prompt must draw on (see orchestrator/longctx).
+	CorpusDir string
 }
 
 // Phase is one user request of a case. Phase 1 is the first; later phases

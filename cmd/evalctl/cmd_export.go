@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/evalctl/evalctl/orchestrator/report"
 )
@@ -37,6 +38,6 @@ func cmdExport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "exported %d run(s), %d arm(s) to %s; check it with: evalctl verify %s\n", len(rep.Runs), len(rep.Arms), *out, *out)
+	fmt.Fprintf(e.stdout, "exported %d run(s), %d arm(s) to %s; check it with: evalctl verify %s (or without evalctl: python3 %s)\n", len(rep.Runs), len(rep.Arms), *out, *out, filepath.Join(*out, report.CheckerPy))
 	return nil
 }

@@ -72,6 +72,22 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 		}
 		return writeOut(e, *out, func(w io.Writer) error { return report.WriteHTMLWith(w, rep, setup) })
 	}
+	// A diagnostic rerun is set beside the attempt it reran.
+	if len(dirs) == 1 && *format == report.FormatTable {
+		sbs, err := report.LoadRerun(dirs[0])
+		if err != nil && !errors.Is(err, report.ErrNotRerun) {
+			return err
+		}
+		if sbs != nil {
+			return writeOut(e, *out, func(w io.Writer) error {
+				if err := report.Write(w, rep, *format); err != nil {
+					return err
+				}
+				io.WriteString(w, "\n")
+				return sbs.WriteTable(w)
+			})
+		}
+	}
 	return writeOut(e, *out, func(w io.Writer) error { return report.Write(w, rep, *format) })
 }
 

@@ -22,6 +22,6 @@ func cmdVerify(ctx context.Context, e *env, args []string) error {
 	if err := report.Verify(dir); err != nil {
 		return fmt.Errorf("verify %s: %w", dir, err)
 	}
-	fmt.Fprintf(e.stdout, "%s: checksums match and every aggregate recomputes from attempts.json\n", dir)
+	fmt.Fprintf(e.stdout, "%s: checksums match, every outcome recomputes from its evidence and every aggregate from attempts.json\n", dir)
 	return nil
 }

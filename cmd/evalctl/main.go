@@ -56,6 +56,8 @@ var commands = map[string]command{
 	"serve-model": {"run the built-in scripted model server (serve-model [--addr] [--suite DIR])", cmdServeModel},
 	"capacity":    {"context-capacity probe (capacity --profile P --contexts 196608,225280 | resume | report)", cmdCapacity},
 	"regrade":     {"grade stored answers again under another suite version, no model called (regrade RUNDIR... --suite DIR)", cmdRegrade},
+	"rerun":       {"diagnostic rerun of one attempt with exactly the named settings changed (rerun RUNDIR/attempts/ID --set FIELD=VALUE [--label NAME] | rerun show RUNDIR)", cmdRerun},
+	"summarize":   {"one results document from runs of every kind, each figure with its run ids (summarize RUN... --out results.json)", cmdSummarize},
 	"controls":    {"fixture diagnosis: answers, reference and controls under two suite versions (controls --case NAME --suite A [--suite B] [--answers RUNDIR...])", cmdControls},
 }
 

@@ -27,6 +27,7 @@ type meter struct {
 	promptKnown, cacheKnow bool
 	maxSeq                 int64
 	maxSeqKnown            bool
+	maxResp                *int64
 	draftN, draftAccepted  int64
 	draftSeen              bool
 	serverTimed, clientRun int
@@ -63,6 +64,9 @@ func (m *meter) add(r *model.Response) {
 	// decode seconds still count, a decode TPS lower than the truth.
 	if n, ok := r.OutputTokens(); ok {
 		m.outputTokens += n
+		if m.maxResp == nil || n > *m.maxResp {
+			m.maxResp = ptr(n)
+		}
 	} else {
 		m.outputKnown = false
 	}
@@ -134,6 +138,9 @@ func (m *meter) result() *runstore.Measurements {
 	}
 	if m.maxSeqKnown {
 		out.MaxSequenceTokens = ptr(m.maxSeq)
+	}
+	if m.maxResp != nil {
+		out.MaxResponseTokens = ptr(*m.maxResp)
 	}
 	if m.draftSeen {
 		out.DraftTokens, out.DraftAccepted = ptr(m.draftN), ptr(m.draftAccepted)

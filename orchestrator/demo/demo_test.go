@@ -37,11 +37,11 @@ func TestDemoEndToEnd(t *testing.T) {
 	}
 	text := out.String()
 	// The flawed arm writes a negative control on every other case (4 of
-	// 8), which the frozen checks must reject.
+	// 9), which the frozen checks must reject.
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`reference\s+8\s+8\s+8\s+0\s+0\s+8/8`),
-		regexp.MustCompile(`flawed\s+8\s+8\s+8\s+0\s+0\s+4/8`),
-		regexp.MustCompile(`flawed\s+functional\s+8\s+4\s+0\s+0\s+4`),
+		regexp.MustCompile(`reference\s+9\s+9\s+9\s+0\s+0\s+9/9`),
+		regexp.MustCompile(`flawed\s+9\s+9\s+9\s+0\s+0\s+5/9`),
+		regexp.MustCompile(`flawed\s+functional\s+9\s+5\s+0\s+0\s+4`),
 		regexp.MustCompile(`run directory: `),
 	} {
 		if !want.MatchString(text) {
@@ -53,8 +53,8 @@ func TestDemoEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	all, _ := store.Attempts()
-	if len(all) != 16 {
-		t.Errorf("%d attempts, want 16", len(all))
+	if len(all) != 18 {
+		t.Errorf("%d attempts, want 18", len(all))
 	}
 	// The scripted model takes as long as it says: no attempt reports more
 	// decode seconds than its task took.

@@ -65,6 +65,12 @@ type Report struct {
 	// given; Legend says what each figure means (see Legend).
 	BaselineWhy string        `json:"baseline_why,omitempty"`
 	Legend      []LegendEntry `json:"legend"`
+	// Sweeps are the trends of arms declared once with a sweep, ordered by
+	// the swept value (absent when the plans declared none).
+	Sweeps []SweepReport `json:"sweeps,omitempty"`
+	// LongContext is, per arm, what long-context attempts sent and got
+	// (absent without such attempts).
+	LongContext []LongContextArm `json:"long_context,omitempty"`
 }
 
 // Rate is k successes of n scored attempts with its Wilson 95% interval.
@@ -269,6 +275,9 @@ func Build(in *Input, opts Options) (*Report, error) {
 	} else if _, ok := byArm[rep.Baseline]; !ok {
 		return nil, fmt.Errorf("baseline %q: %w (arms: %s)", rep.Baseline, ErrUnknownArm, strings.Join(armNames, ", "))
 	}
+	// Swept arms stand in order of their value (the default baseline
+	// stays the first arm met).
+	armNames = orderSweeps(armNames, in.Sweeps)
 	for _, name := range armNames {
 		ar := ArmReport{Arm: name, ArmHashes: distinct(byArm[name], func(r *Row) string { return r.ArmHash }), Stats: pool(byArm[name])}
 		if ar.DecodeTPS != nil {
@@ -316,6 +325,10 @@ func Build(in *Input, opts Options) (*Report, error) {
 		rep.Notes = append(rep.Notes, cmp.Functional.Words, cmp.Delivered.Words, cmp.DecodeTPSRatio.Words)
 	}
 	addSpeedIntervals(rep, byArm, cases)
+	if len(in.Sweeps) > 0 {
+		rep.Sweeps = sweepReports(rep, in.Sweeps)
+	}
+	rep.LongContext = longContext(armNames, byArm)
 	rep.Notes = append(rep.Notes, countNotes(in)...)
 	rep.Notes = append(rep.Notes, counterNotes(in)...)
 	rep.Notes = append(rep.Notes, timingNotes(rep)...)

@@ -28,11 +28,13 @@ const (
 	AggregatesCSV  = "aggregates.csv"
 	ProtocolJSON   = "protocol.json"
 	SumsFile       = "SHA256SUMS"
+	// CheckerPy is the stdlib-only Python checker shipped beside the data.
+	CheckerPy = "check.py"
 )
 
 // exportFiles are the files SHA256SUMS must cover, in the order it lists
 // them.
-var exportFiles = []string{AggregatesCSV, AggregatesJSON, AttemptsCSV, AttemptsJSON, ProtocolJSON}
+var exportFiles = []string{AggregatesCSV, AggregatesJSON, AttemptsCSV, AttemptsJSON, CheckerPy, ProtocolJSON}
 
 // ProtocolSchema names the version of protocol.json's shape.
 const ProtocolSchema = "evalctl.protocol/v1"
@@ -112,6 +114,7 @@ func Export(ctx context.Context, dirs []string, out string, opts Options) (*Repo
 	if files[ProtocolJSON], err = marshalIndent(proto); err != nil {
 		return nil, err
 	}
+	files[CheckerPy] = checkerPy
 	var sums strings.Builder
 	for _, name := range exportFiles {
 		h := sha256.Sum256(files[name])
@@ -287,6 +290,14 @@ func Verify(dir string) error {
 	if err := strictUnmarshal(listed[AttemptsJSON], &rows); err != nil {
 		return &Difference{AttemptsJSON, "(document)", "an array of attempt rows", err.Error()}
 	}
+	if !bytes.Equal(listed[CheckerPy], checkerPy) {
+		return &Difference{CheckerPy, "(bytes)", "the checker this evalctl ships", "a different file"}
+	}
+	for i := range rows {
+		if d := checkEvidence(i, &rows[i]); d != nil {
+			return d
+		}
+	}
 	wantCSV, err := attemptsCSV(rows)
 	if err != nil {
 		return err
@@ -311,6 +322,11 @@ func Verify(dir string) error {
 			return &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].plan_matches_run", i), strconv.FormatBool(want), strconv.FormatBool(pr.PlanMatchesRun)}
 		}
 		in.Runs = append(in.Runs, NewRunInfo(&run, proto.Options.Suite))
+		sweeps, err := planSweeps(pr.Plan)
+		if err != nil {
+			return &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].plan", i), "a plan", err.Error()}
+		}
+		in.Sweeps = append(in.Sweeps, sweeps...)
 	}
 	aggBytes := listed[AggregatesJSON]
 	var head struct {

@@ -246,7 +246,7 @@ func tables(r *Report) []table {
 		}
 		ts = append(ts, rt)
 	}
-	return ts
+	return append(append(ts, sweepTables(r)...), longContextTables(r)...)
 }
 
 type errWriter struct {

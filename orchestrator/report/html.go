@@ -33,7 +33,8 @@ func WriteHTMLWith(w io.Writer, r *Report, setup *Setup) error {
 		Success template.HTML
 		TPS     template.HTML
 		Grid    template.HTML
-	}{r, reportTitle(r), mixedLines(r), headerLines(r), template.HTML(setupHTML(setup)), tables(r), template.HTML(successSVG(r)), template.HTML(tpsSVG(r)), template.HTML(gridSVG(r, link))}
+		Sweep   template.HTML
+	}{r, reportTitle(r), mixedLines(r), headerLines(r), template.HTML(setupHTML(setup)), tables(r), template.HTML(successSVG(r)), template.HTML(tpsSVG(r)), template.HTML(gridSVG(r, link)), template.HTML(sweepSVG(r))}
 	return pageTemplate.Execute(w, data)
 }
 
@@ -71,7 +72,7 @@ ul.words li{margin:4px 0}
 <figure id="chart-success"><figcaption>Success rate per arm, 95% Wilson intervals</figcaption>{{.Success}}</figure>
 <figure id="chart-tps"><figcaption>Pooled decode and task-output TPS per arm, 95% case bootstrap intervals</figcaption>{{.TPS}}</figure>
 </div>
-<figure id="chart-grid"><figcaption>Per case and arm: functional / delivered of scored attempts</figcaption>{{.Grid}}</figure>
+<figure id="chart-grid"><figcaption>Per case and arm: functional / delivered of scored attempts</figcaption>{{.Grid}}</figure>{{.Sweep}}
 {{range .Tables}}<h2>{{.Title}}</h2>
 <div class="scroll"><table>
 <thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -43,6 +44,8 @@ type RunInfo struct {
 type Input struct {
 	Runs []RunInfo `json:"runs"`
 	Rows []Row     `json:"rows"`
+	// Sweeps are the sweeps the runs' plans declared (see SweepInfo).
+	Sweeps []SweepInfo `json:"sweeps,omitempty"`
 }
 
 // NewRunInfo describes a run whose outcomes are read under suiteVersion
@@ -93,6 +96,11 @@ func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, erro
 		seen[run.ID] = dir
 		info := NewRunInfo(run, suiteVersion)
 		in.Runs = append(in.Runs, info)
+		sweeps, err := readPlanSweeps(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		in.Sweeps = append(in.Sweeps, sweeps...)
 		attempts, err := st.Attempts()
 		if err != nil {
 			return nil, err
@@ -198,6 +206,11 @@ func NewRow(a *runstore.Attempt, suiteID string, grades []*grader.Grade) Row {
 		if src != "" {
 			r.TimingsSource = &src
 		}
+	}
+	r.Evidence = newEvidence(a, grades)
+	if in := a.Input; in != nil {
+		s, n := in.Strategy, int64(in.InputTokens)
+		r.InputStrategy, r.InputTokens = &s, &n
 	}
 	o, ungraded := runstore.ScoreGraded(a, grades)
 	if ungraded {

@@ -87,6 +87,13 @@ type Row struct {
 	// contaminated when it is not 0); null when the record does not say
 	// (runs from before overlaps were recorded).
 	OverlappedAttempts *int `json:"overlapped_attempts"`
+	// InputStrategy and InputTokens are what a long-context case's corpus
+	// strategy produced (absent for cases without a corpus).
+	InputStrategy *string `json:"input_strategy,omitempty"`
+	InputTokens   *int64  `json:"input_tokens,omitempty"`
+	// Evidence is what the outcome is computed from (see Evidence); null
+	// unless the attempt completed.
+	Evidence *Evidence `json:"evidence"`
 }
 
 // measured reports whether the row enters the pooled speed figures: scored

@@ -91,9 +91,24 @@ type Attempt struct {
 	ArmUnchanged *bool `json:"arm_unchanged"`
 	// Error explains an infrastructure failure or an interruption.
 	Error string `json:"error,omitempty"`
+	// Input is what a long-context case's corpus strategy produced (null
+	// for a case without a corpus).
+	Input *InputRecord `json:"input,omitempty"`
 	// ServerCounters are the endpoint's own /metrics counters moved during
 	// the attempt; null when the endpoint serves none.
 	ServerCounters *CounterDelta `json:"server_counters,omitempty"`
+}
+
+// InputRecord is the corpus part of a long-context case's first prompt:
+// the strategy, its budget and the tokens it produced, as the endpoint's
+// tokenizer counted them.
+type InputRecord struct {
+	Strategy      string `json:"strategy"`
+	BudgetTokens  int    `json:"budget_tokens,omitempty"`
+	InputTokens   int    `json:"input_tokens"`
+	CorpusTokens  int    `json:"corpus_tokens"`
+	Passages      int    `json:"passages,omitempty"`
+	PassagesTotal int    `json:"passages_total,omitempty"`
 }
 
 // CounterDelta is what the server's cumulative counters moved between a
@@ -210,15 +225,19 @@ type Measurements struct {
 	NativeOutputTokens *int64 `json:"native_output_tokens"`
 	// DecodeSeconds is null when some response's decode time is unknown;
 	// client-measured time counts as known and is marked by TimingsSource.
-	DecodeSeconds     *float64       `json:"decode_seconds"`
-	PromptTokens      *int64         `json:"prompt_tokens"`
-	PromptSeconds     *float64       `json:"prompt_seconds"`
-	CachedTokens      *int64         `json:"cached_tokens"`
-	TaskSeconds       float64        `json:"task_seconds"`
-	ToolCalls         int            `json:"tool_calls"`
-	ToolErrors        int            `json:"tool_errors"`
-	Responses         int            `json:"responses"`
-	MaxSequenceTokens *int64         `json:"max_sequence_tokens"`
+	DecodeSeconds     *float64 `json:"decode_seconds"`
+	PromptTokens      *int64   `json:"prompt_tokens"`
+	PromptSeconds     *float64 `json:"prompt_seconds"`
+	CachedTokens      *int64   `json:"cached_tokens"`
+	TaskSeconds       float64  `json:"task_seconds"`
+	ToolCalls         int      `json:"tool_calls"`
+	ToolErrors        int      `json:"tool_errors"`
+	Responses         int      `json:"responses"`
+	MaxSequenceTokens *int64   `json:"max_sequence_tokens"`
+	// MaxResponseTokens is the most output tokens one response generated
+	// (a response its cap cut shows the cap); null when no response
+	// reported a count.
+	MaxResponseTokens *int64         `json:"max_response_tokens,omitempty"`
 	FinishReasons     map[string]int `json:"finish_reasons"`
 	DraftTokens       *int64         `json:"draft_tokens"`
 	DraftAccepted     *int64         `json:"draft_accepted"`

@@ -37,8 +37,12 @@ type Sample struct {
 	Mode         string `json:"mode"`
 	Profile      string `json:"profile"`
 	PromptTarget int    `json:"prompt_target"`
-	Seed         int64  `json:"seed"`
-	State        string `json:"state"`
+	// Fixture names the fixed input of a fixed-input screen's sample;
+	// FixtureTokens is its token count alone, as the server counted it.
+	Fixture       string `json:"fixture,omitempty"`
+	FixtureTokens *int   `json:"fixture_tokens,omitempty"`
+	Seed          int64  `json:"seed"`
+	State         string `json:"state"`
 	// PromptTokens is the prompt's size as /tokenize counted it;
 	// ServerPromptTokens what the server processed (prompt_n + cache_n).
 	PromptTokens          *int   `json:"prompt_tokens"`
@@ -76,7 +80,10 @@ func (s *Sample) Counted() bool {
 type Aggregate struct {
 	Mode         string `json:"mode"`
 	PromptTarget int    `json:"prompt_target"`
-	Samples      int    `json:"samples"`
+	// Fixture names the fixed input of a fixed-input screen (whose
+	// prompt_target is then the fixture's number).
+	Fixture string `json:"fixture,omitempty"`
+	Samples int    `json:"samples"`
 	// OutputTokens is the sum of predicted_n over the samples.
 	OutputTokens int64 `json:"output_tokens"`
 	// DecodeTPS is pooled: sum(predicted_n) / sum(predicted_ms / 1000).

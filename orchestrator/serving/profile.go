@@ -91,6 +91,10 @@ type Profile struct {
 	// Device names the hardware the server runs on (a cohort runs arms on
 	// different devices side by side; see the plan's concurrency).
 	Device string `yaml:"device" json:"device,omitempty"`
+	// Vars declares the profile's own placeholders with their default
+	// values ({{spec_draft_n_max}} in command): a server flag an arm may set
+	// (profile_vars) and a sweep may vary.
+	Vars map[string]string `yaml:"vars" json:"vars,omitempty"`
 
 	// Dir is the directory of the profile file; SHA256 is the file's digest.
 	Dir    string `yaml:"-" json:"dir"`
@@ -144,13 +148,21 @@ func (p *Profile) validate(doc *yamlDoc) error {
 	if len(p.Command) == 0 || p.Command[0] == "" {
 		return doc.errorf([]any{"command"}, "is required (the server's argv)")
 	}
+	for k, v := range p.Vars {
+		if placeholders[k] || !placeholderRE.MatchString("{{"+k+"}}") {
+			return doc.errorf([]any{"vars", k}, "%q cannot be a variable name (a built-in placeholder, or not a name)", k)
+		}
+		if v == "" {
+			return doc.errorf([]any{"vars", k}, "needs a default value")
+		}
+	}
 	for i, a := range p.Command {
-		if err := checkPlaceholders(a); err != nil {
+		if err := p.checkPlaceholders(a); err != nil {
 			return doc.errorf([]any{"command", i}, "%v", err)
 		}
 	}
 	for i, a := range p.HashFiles {
-		if err := checkPlaceholders(a); err != nil {
+		if err := p.checkPlaceholders(a); err != nil {
 			return doc.errorf([]any{"hash_files", i}, "%v", err)
 		}
 	}
@@ -163,7 +175,7 @@ func (p *Profile) validate(doc *yamlDoc) error {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			return doc.errorf([]any{"env"}, "%q is not an environment variable name", k)
 		}
-		if err := checkPlaceholders(p.Env[k]); err != nil {
+		if err := p.checkPlaceholders(p.Env[k]); err != nil {
 			return doc.errorf([]any{"env", k}, "%v", err)
 		}
 	}
@@ -210,9 +222,9 @@ func (p *Profile) validate(doc *yamlDoc) error {
 	return nil
 }
 
-func checkPlaceholders(s string) error {
+func (p *Profile) checkPlaceholders(s string) error {
 	for _, m := range placeholderRE.FindAllStringSubmatch(s, -1) {
-		if !placeholders[m[1]] {
+		if _, own := p.Vars[m[1]]; !placeholders[m[1]] && !own {
 			return fmt.Errorf("unknown placeholder {{%s}} (known: host, port, model, ctx_size, evalctl, profile_dir)", m[1])
 		}
 	}
@@ -230,6 +242,9 @@ type Vars struct {
 	CtxSize    int
 	Evalctl    string
 	ProfileDir string
+	// Own are the values of the profile's declared variables (its
+	// defaults, overridden by the arm's profile_vars).
+	Own map[string]string
 }
 
 // expand replaces placeholders in s. A placeholder whose value is unset
@@ -257,6 +272,8 @@ func (v Vars) expand(s string) (string, error) {
 			val = v.Evalctl
 		case "profile_dir":
 			val = v.ProfileDir
+		default:
+			val = v.Own[name]
 		}
 		if val == "" && err == nil {
 			err = fmt.Errorf("placeholder {{%s}} has no value (set %s in the profile)", name, name)
@@ -269,6 +286,9 @@ func (v Vars) expand(s string) (string, error) {
 // Resolve expands the profile's command, environment and hash files with
 // vars: what Start would run.
 func (p *Profile) Resolve(v Vars) (argv []string, env []string, hashFiles []string, err error) {
+	if v.Own == nil {
+		v.Own = p.Vars
+	}
 	for _, a := range p.Command {
 		s, err := v.expand(a)
 		if err != nil {
@@ -299,4 +319,32 @@ func (p *Profile) Resolve(v Vars) (argv []string, env []string, hashFiles []stri
 		hashFiles = append(hashFiles, s)
 	}
 	return argv, env, hashFiles, nil
+}
+
+// OwnVars is the profile's declared variables with set's values over the
+// defaults; a name the profile does not declare is an error.
+func (p *Profile) OwnVars(set map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for k, v := range p.Vars {
+		out[k] = v
+	}
+	for k, v := range set {
+		if _, ok := p.Vars[k]; !ok {
+			return nil, fmt.Errorf("profile %s declares no variable %q (vars: %s)", p.Name, k, strings.Join(sortedKeys(p.Vars), ", "))
+		}
+		if v == "" {
+			return nil, fmt.Errorf("profile variable %q set to nothing", k)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -34,6 +34,9 @@ type PromptBuild struct {
 	Tokens int
 	// Requests is the number of /tokenize calls it took.
 	Requests int
+	// FixtureTokens is a fixed input's own token count (without the cold
+	// prefix), the same in every mode served by the same tokenizer.
+	FixtureTokens *int
 }
 
 // padUnits are what the exact search appends to the filler, one unit at a

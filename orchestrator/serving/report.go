@@ -79,6 +79,12 @@ type ScreenReport struct {
 	Failed         []MarkedSample `json:"failed_samples"`
 	// Notes: how the rates relate to llama-server's own.
 	Notes []string `json:"notes"`
+	// Fixed is a fixed-input screen: prompt_target is a fixture's number,
+	// each aggregate names its fixture.
+	Fixed bool `json:"fixed_inputs,omitempty"`
+	// FixtureTelemetry is, for a fixed-input screen, per leg and fixture
+	// the memory and temperature peaks while it was measured.
+	FixtureTelemetry []FixtureTelemetry `json:"fixture_telemetry,omitempty"`
 }
 
 // BuildScreenReport reads a screen's run directory into its report.
@@ -88,7 +94,7 @@ func BuildScreenReport(st *runstore.Store, run *runstore.Run, sc *Screen) (*Scre
 		return nil, err
 	}
 	legs := sc.Legs()
-	aggs, drift := Aggregates(legs, sc.Spec.PromptTargets, len(sc.Spec.Seeds), samples)
+	aggs, drift := Aggregates(legs, sc.targets(), len(sc.Spec.Seeds), samples)
 	r := &ScreenReport{Name: sc.Spec.Name, RunID: run.ID, PlannedMeasurements: sc.Planned(), Baseline: sc.Spec.Baseline,
 		OutputTokens: sc.Spec.OutputTokens, Aggregates: aggs, Drift: drift, Marked: []MarkedSample{}, Failed: []MarkedSample{},
 		Notes: []string{RateNote}}
@@ -112,7 +118,20 @@ func BuildScreenReport(st *runstore.Store, run *runstore.Run, sc *Screen) (*Scre
 			modes = append(modes, m.Name)
 		}
 	}
-	r.ModeAggregates = ModeAggregates(modes, sc.Spec.PromptTargets, len(sc.Spec.Seeds), samples, drift)
+	r.ModeAggregates = ModeAggregates(modes, sc.targets(), len(sc.Spec.Seeds), samples, drift)
+	r.Fixed = sc.Fixed()
+	if r.Fixed {
+		if r.FixtureTelemetry, err = fixtureTelemetry(st, sc, legs); err != nil {
+			return nil, err
+		}
+	}
+	for _, as := range [][]Aggregate{r.Aggregates, r.ModeAggregates} {
+		for i := range as {
+			if f := sc.fixture(as[i].PromptTarget); f != nil {
+				as[i].Fixture = f.Name
+			}
+		}
+	}
 	r.State = "incomplete"
 	if r.CompletedMeasurements == r.PlannedMeasurements {
 		r.State = "complete"
@@ -208,7 +227,11 @@ func (r *ScreenReport) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\ttarget\tprompt\tn\tdecode tps\tmin\tmax\te2e tps\tqps\tmean wall s\tdecode gain %\te2e gain %\t")
 	for _, a := range r.Aggregates {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", a.Mode, a.PromptTarget, fmtF(a.MeanPromptTokens, 0),
+		target := strconv.Itoa(a.PromptTarget)
+		if a.Fixture != "" {
+			target = a.Fixture
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", a.Mode, target, fmtF(a.MeanPromptTokens, 0),
 			a.Samples, a.Planned, fmtF(a.DecodeTPS, 2), fmtF(a.DecodeTPSMin, 2), fmtF(a.DecodeTPSMax, 2),
 			fmtF(a.EndToEndTPS, 2), fmtF(a.RequestQPS, 4), fmtF(a.MeanWallSeconds, 2),
 			fmtSigned(a.DecodeGainPercent), fmtSigned(a.EndToEndGainPercent))
@@ -236,6 +259,29 @@ func (r *ScreenReport) WriteTable(w io.Writer) error {
 	}
 	if r.CPUPeakC != nil {
 		fmt.Fprintf(w, "CPU temperature peak: %.2f °C\n", *r.CPUPeakC)
+	}
+	for _, f := range r.FixtureTelemetry {
+		mem, cpu := "unknown", "unknown (no sensor)"
+		if p := f.MemoryPeak; p != nil {
+			mem = fmt.Sprintf("%.2f GiB used, %.1f MiB free at the peak", gib(p.UsedBytes), float64(p.FreeBytes)/(1<<20))
+		}
+		if f.CPUPeakC != nil {
+			cpu = fmt.Sprintf("%.2f °C", *f.CPUPeakC)
+		}
+		fmt.Fprintf(w, "%s on %s: GPU memory peak %s; CPU temperature peak %s (%d readings)\n", f.Leg, f.Fixture, mem, cpu, f.Readings)
+	}
+	if r.Fixed {
+		// Fixed-input comparisons: memory and temperature per leg.
+		for _, l := range r.Legs {
+			mem, cpu := "unknown", "unknown (no sensor)"
+			if p := l.MemoryPeak; p != nil {
+				mem = fmt.Sprintf("%.2f GiB used, %.1f MiB free at the peak", gib(p.UsedBytes), float64(p.FreeBytes)/(1<<20))
+			}
+			if l.CPUPeakC != nil {
+				cpu = fmt.Sprintf("%.2f °C", *l.CPUPeakC)
+			}
+			fmt.Fprintf(w, "leg %s (%s): GPU memory peak %s; CPU temperature peak %s\n", l.Label, l.Mode, mem, cpu)
+		}
 	}
 	for _, n := range r.TelemetryNotes {
 		fmt.Fprintf(w, "unknown %s\n", n)

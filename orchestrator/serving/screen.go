@@ -129,7 +129,7 @@ func RunScreen(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *S
 	failed := 0
 	for _, leg := range sc.Legs() {
 		var todo []sampleSpec
-		for _, t := range sc.Spec.PromptTargets {
+		for _, t := range sc.targets() {
 			for _, seed := range sc.Spec.Seeds {
 				if k := SampleKey(leg, t, seed); !finished[k] {
 					todo = append(todo, sampleSpec{key: k, target: t, seed: seed})
@@ -251,11 +251,18 @@ func measure(ctx context.Context, c *Client, run *runstore.Run, sc *Screen, leg 
 	// try can be served from a cache.
 	smp.Nonce = rel
 	prefix := coldPrefix(run.ID, s.key+" "+rel)
-	pb, err := BuildPrompt(rctx, c, prefix, s.seed, s.target, sc.Spec.ToleranceTokens)
+	var pb *PromptBuild
+	var err error
+	if f := sc.fixture(s.target); f != nil {
+		smp.Fixture = f.Name
+		pb, err = fixturePrompt(rctx, c, prefix, f)
+	} else {
+		pb, err = BuildPrompt(rctx, c, prefix, s.seed, s.target, sc.Spec.ToleranceTokens)
+	}
 	if err != nil {
 		return fail(err)
 	}
-	smp.PromptTokens, smp.TokenizeRequests = &pb.Tokens, pb.Requests
+	smp.PromptTokens, smp.TokenizeRequests, smp.FixtureTokens = &pb.Tokens, pb.Requests, pb.FixtureTokens
 	comp, err := c.Complete(rctx, CompletionRequest{Prompt: pb.Text, NPredict: sc.Spec.OutputTokens, Seed: s.seed, Temperature: sc.Spec.Temperature, Extra: sc.modeRequest(leg.Mode)})
 	if err != nil {
 		return fail(err)
@@ -289,7 +296,7 @@ func measure(ctx context.Context, c *Client, run *runstore.Run, sc *Screen, leg 
 	if t.CacheN != nil && *t.CacheN > 0 {
 		smp.Marks = append(smp.Marks, MarkCacheReused)
 	}
-	if smp.ServerPromptTokens != nil && abs(int(*smp.ServerPromptTokens)-s.target) > sc.Spec.ToleranceTokens {
+	if !sc.Fixed() && smp.ServerPromptTokens != nil && abs(int(*smp.ServerPromptTokens)-s.target) > sc.Spec.ToleranceTokens {
 		smp.Marks = append(smp.Marks, MarkPromptSize)
 	}
 	return smp

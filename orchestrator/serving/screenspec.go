@@ -46,6 +46,9 @@ type ScreenSpec struct {
 	RequestTimeout Duration `yaml:"request_timeout" json:"request_timeout"`
 	// Temperature is sent with every request when set.
 	Temperature *float64 `yaml:"temperature" json:"temperature"`
+	// Fixtures, instead of PromptTargets, are fixed input files every mode
+	// is measured on (see Fixture).
+	Fixtures []Fixture `yaml:"fixtures" json:"fixtures,omitempty"`
 }
 
 // ModeSpec is one server configuration of a screen.
@@ -138,8 +141,12 @@ func (sc *Screen) validate(doc *yamlDoc, dir string) error {
 	if sc.Profiles[s.Baseline] == nil {
 		return doc.errorf([]any{"baseline"}, "%q is not one of the modes", s.Baseline)
 	}
-	if len(s.PromptTargets) == 0 {
-		return doc.errorf([]any{"prompt_targets"}, "lists no target")
+	if len(s.Fixtures) > 0 {
+		if err := sc.validateFixtures(doc, dir); err != nil {
+			return err
+		}
+	} else if len(s.PromptTargets) == 0 {
+		return doc.errorf([]any{"prompt_targets"}, "lists no target (or give fixtures: fixed input files)")
 	}
 	seen := map[int]bool{}
 	for i, t := range s.PromptTargets {
@@ -219,7 +226,7 @@ func SampleKey(leg Leg, target int, seed int64) string {
 
 // Planned is the number of measurements the screen plans.
 func (sc *Screen) Planned() int {
-	return len(sc.Legs()) * len(sc.Spec.PromptTargets) * len(sc.Spec.Seeds)
+	return len(sc.Legs()) * len(sc.targets()) * len(sc.Spec.Seeds)
 }
 
 func safeName(s string) bool {

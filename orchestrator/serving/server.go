@@ -26,6 +26,9 @@ type StartOptions struct {
 	CtxSize int
 	// Evalctl is the value of {{evalctl}}; "" means this executable.
 	Evalctl string
+	// Vars set the profile's declared variables (the rest keep their
+	// defaults); a name the profile does not declare is an error.
+	Vars map[string]string
 	// HealthInterval is the polling period of the health wait; 0 means
 	// 100 ms.
 	HealthInterval time.Duration
@@ -114,7 +117,11 @@ func Start(ctx context.Context, p *Profile, o StartOptions) (*Server, error) {
 	if o.CtxSize > 0 {
 		ctxSize = o.CtxSize
 	}
-	vars := Vars{Host: p.Host, Port: port, Model: p.Model, CtxSize: ctxSize, Evalctl: evalctl, ProfileDir: p.Dir}
+	own, err := p.OwnVars(o.Vars)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", p.Name, err)
+	}
+	vars := Vars{Host: p.Host, Port: port, Model: p.Model, CtxSize: ctxSize, Evalctl: evalctl, ProfileDir: p.Dir, Own: own}
 	argv, env, hashFiles, err := p.Resolve(vars)
 	if err != nil {
 		return nil, err

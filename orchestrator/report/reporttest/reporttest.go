@@ -31,6 +31,9 @@ type RunSpec struct {
 	Suite     runstore.SuiteRef
 	ImageID   string
 	Attempts  []AttemptSpec
+	// PlanSweeps, when set, is written as plan.json's "sweeps" (the
+	// registered expansion of arms declared with a sweep).
+	PlanSweeps any
 }
 
 // AttemptSpec describes one attempt record. Grades are written under the
@@ -85,6 +88,9 @@ func Write(dir string, spec *RunSpec) error {
 		return err
 	}
 	plan := map[string]any{"run_id": spec.ID, "suite": spec.Suite, "attempts": planEntries(spec)}
+	if spec.PlanSweeps != nil {
+		plan["sweeps"] = spec.PlanSweeps
+	}
 	if err := writeJSON(st.Path(runstore.PlanFile), plan); err != nil {
 		return err
 	}

@@ -111,7 +111,16 @@ func Seed() *RunSpec {
 // fillMeasurements gives the attempts at idx (one arm, slot order) tokens
 // and seconds whose in-order float sums are the arm's SeedTotals.
 func fillMeasurements(rng *rand.PCG, spec *RunSpec, idx []int, arm string) {
-	tot := SeedTotals[arm]
+	t := SeedTotals[arm]
+	fillTotals(rng, spec, idx, ArmTotals{Arm: arm, Tokens: t.Tokens, Decode: t.Decode, Task: t.Task,
+		DecodeUnits: t.decodeUnits, DecodeDigits: t.decodeDigits, TaskUnits: t.taskUnits, TaskDigits: t.taskDig,
+		Drafts: arm != "original_q4"}) // the q4 arm ran without speculative decoding
+}
+
+// fillTotals gives the attempts at idx (one arm, slot order) tokens and
+// seconds whose in-order float sums are tot's.
+func fillTotals(rng *rand.PCG, spec *RunSpec, idx []int, tot ArmTotals) {
+	arm := tot.Arm
 	n := len(idx)
 	tokW := make([]float64, n)
 	for i := range tokW {
@@ -134,20 +143,20 @@ func fillMeasurements(rng *rand.PCG, spec *RunSpec, idx []int, arm string) {
 		}
 		decW[i] = float64(a.Tokens) / (tps * uniform(rng, 0.9, 1.1))
 	}
-	dec := splitDecimal(rng, tot.decodeUnits, tot.decodeDigits, decW, tot.Decode)
+	dec := splitDecimal(rng, tot.DecodeUnits, tot.DecodeDigits, decW, tot.Decode)
 	overhead := (tot.Task - tot.Decode) / float64(n)
 	taskW := make([]float64, n)
 	for i := range taskW {
 		taskW[i] = dec[i] + overhead*uniform(rng, 0.6, 1.4)
 	}
-	task := splitDecimal(rng, tot.taskUnits, tot.taskDig, taskW, tot.Task)
+	task := splitDecimal(rng, tot.TaskUnits, tot.TaskDigits, taskW, tot.Task)
 	for i, j := range idx {
 		a := &spec.Attempts[j]
 		a.Decode, a.Task = dec[i], task[i]
 		if task[i] <= dec[i] {
 			panic(fmt.Sprintf("reporttest: %s attempt %d: task %v <= decode %v", arm, i, task[i], dec[i]))
 		}
-		if arm != "original_q4" { // the q4 arm ran without speculative decoding
+		if tot.Drafts {
 			draft := a.Tokens * 4 / 5
 			acc := draft * 31 / 50
 			a.DraftTokens, a.DraftAccepted = &draft, &acc

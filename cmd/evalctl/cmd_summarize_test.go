@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCmd(args ...string) (int, string, string) {
+	var out, errb strings.Builder
+	code := run(context.Background(), &env{stdout: &out, stderr: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+func TestSummarizeAndRerunCommands(t *testing.T) {
+	results := filepath.Join(t.TempDir(), "results.json")
+	if code, _, errs := runCmd("summarize", seedRun, "--out", results); code != 0 {
+		t.Fatalf("summarize: exit %d: %s", code, errs)
+	}
+	data, _ := os.ReadFile(results)
+	if !strings.Contains(string(data), `"decode_tps": 62.357151060397875`) || !strings.Contains(string(data), `"dev24-quant"`) {
+		t.Errorf("results document lacks the seed's decode TPS or its run id")
+	}
+	attempts, _ := filepath.Glob(filepath.Join(seedRun, "attempts", "*"))
+	for _, tt := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"summarize"}, 2, "needs at least one run directory"},
+		{[]string{"summarize", "/nonexistent"}, 1, "/nonexistent"},
+		{[]string{"rerun"}, 2, "one attempt directory"},
+		{[]string{"rerun", seedRun, "--set", "max_tokens=1"}, 2, "not an attempt directory"},
+		{[]string{"rerun", attempts[1]}, 2, "--set FIELD=VALUE"},
+		{[]string{"rerun", attempts[1], "--set", "max_tokens=1"}, 2, "does not hold as registered"},
+		{[]string{"rerun", "show", seedRun}, 2, "not a diagnostic rerun"},
+	} {
+		code, _, errs := runCmd(tt.args...)
+		if code != tt.code || !strings.Contains(errs, tt.err) {
+			t.Errorf("%v: exit %d stderr %q; want %d containing %q", tt.args, code, errs, tt.code, tt.err)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"strconv"
+
+	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+)
+
+// Evidence is what a completed attempt's outcome is computed from, carried
+// in the export (attempts.json, each row's "evidence") so that a reader can
+// recompute functional and delivered without evalctl and without trusting
+// the exported booleans: per phase grade the group results, protected and
+// missing counts and the verdict; the arm-unchanged flag; per turn the
+// termination, whether the agent finished, final text and its last own
+// test and typecheck runs; expected turns are the row's expected_turns.
+// Null for attempts that never completed.
+type Evidence struct {
+	ArmUnchanged *bool           `json:"arm_unchanged"`
+	Phases       []PhaseEvidence `json:"phases"`
+	Turns        []TurnEvidence  `json:"turns"`
+}
+
+// PhaseEvidence is one answer snapshot's grade under the row's suite;
+// Graded false (and the rest empty) when it has none.
+type PhaseEvidence struct {
+	Phase                    int             `json:"phase"`
+	Graded                   bool            `json:"graded"`
+	ProtectedChangesCount    int             `json:"protected_changes_count"`
+	MissingStarterFilesCount int             `json:"missing_starter_files_count"`
+	Groups                   []GroupEvidence `json:"groups"`
+	Solved                   bool            `json:"solved"`
+}
+
+// GroupEvidence is one check group's result: what its success is computed
+// from (exit code, time-out, counts, the declared test count).
+type GroupEvidence struct {
+	Name     string `json:"name"`
+	Required bool   `json:"required"`
+	Passed   int    `json:"passed"`
+	Failed   int    `json:"failed"`
+	Total    int    `json:"total"`
+	Declared int    `json:"declared"`
+	ExitCode int    `json:"exit_code"`
+	TimedOut bool   `json:"timed_out"`
+	Success  bool   `json:"success"`
+}
+
+// TurnEvidence is one turn's hand-over.
+type TurnEvidence struct {
+	Phase         int              `json:"phase"`
+	Termination   string           `json:"termination"`
+	AgentFinished bool             `json:"agent_finished"`
+	FinalText     bool             `json:"final_text"`
+	LastTest      *SelfCheckResult `json:"last_test"`
+	LastTypecheck *SelfCheckResult `json:"last_typecheck"`
+}
+
+// SelfCheckResult is the agent's own last test or typecheck run.
+type SelfCheckResult struct {
+	ExitCode int  `json:"exit_code"`
+	Passed   bool `json:"passed"`
+}
+
+// newEvidence records what a's outcome under grades is computed from.
+func newEvidence(a *runstore.Attempt, grades []*grader.Grade) *Evidence {
+	if a.State != runstore.Completed {
+		return nil
+	}
+	e := &Evidence{ArmUnchanged: clone(a.ArmUnchanged), Phases: []PhaseEvidence{}, Turns: []TurnEvidence{}}
+	for i, g := range grades {
+		p := PhaseEvidence{Phase: i + 1, Groups: []GroupEvidence{}}
+		if i < len(a.Snapshots) {
+			p.Phase = a.Snapshots[i].Phase
+		}
+		if g != nil {
+			p.Graded, p.Solved = true, g.Solved
+			p.ProtectedChangesCount, p.MissingStarterFilesCount = g.ProtectedChangesCount, g.MissingStarterFilesCount
+			for _, gr := range g.Groups {
+				p.Groups = append(p.Groups, GroupEvidence{Name: gr.Name, Required: gr.Required, Passed: gr.Passed, Failed: gr.Failed,
+					Total: gr.Total, Declared: gr.Declared, ExitCode: gr.ExitCode, TimedOut: gr.TimedOut, Success: gr.Success})
+			}
+		}
+		e.Phases = append(e.Phases, p)
+	}
+	for _, t := range a.Turns {
+		te := TurnEvidence{Phase: t.Phase, Termination: string(t.Termination), AgentFinished: t.AgentFinished, FinalText: t.FinalText}
+		if t.LastTest != nil {
+			te.LastTest = &SelfCheckResult{ExitCode: t.LastTest.ExitCode, Passed: t.LastTest.Passed}
+		}
+		if t.LastTypecheck != nil {
+			te.LastTypecheck = &SelfCheckResult{ExitCode: t.LastTypecheck.ExitCode, Passed: t.LastTypecheck.Passed}
+		}
+		e.Turns = append(e.Turns, te)
+	}
+	return e
+}
+
+// groupSuccess is the grader's rule: exit status zero, no time-out, at
+// least one test, every test passed and, where the case declares a count,
+// exactly that many run.
+func groupSuccess(g GroupEvidence) bool {
+	return g.ExitCode == 0 && !g.TimedOut && g.Total > 0 && g.Passed == g.Total && (g.Declared == 0 || g.Total == g.Declared)
+}
+
+// phaseSolved is the grader's verdict rule: no protected change, no missing
+// starter file, every required group succeeded.
+func phaseSolved(p PhaseEvidence) bool {
+	ok := p.ProtectedChangesCount == 0 && p.MissingStarterFilesCount == 0
+	for _, g := range p.Groups {
+		if g.Required && !g.Success {
+			ok = false
+		}
+	}
+	return ok
+}
+
+// checkEvidence recomputes row i's outcome from its evidence with the one
+// scoring rule (runstore.ScoreGraded) and returns a *Difference where the
+// evidence contradicts itself or the row's status and booleans.
+func checkEvidence(i int, r *Row) *Difference {
+	field := func(f string) string { return fmt.Sprintf("[%d] (attempt %s).%s", i, r.AttemptID, f) }
+	if r.State != string(runstore.Completed) {
+		if r.Evidence != nil {
+			return &Difference{AttemptsJSON, field("evidence"), "null (the attempt never completed)", "evidence"}
+		}
+		if r.Status != Unscored {
+			return &Difference{AttemptsJSON, field("status"), string(Unscored), string(r.Status)}
+		}
+		return nil
+	}
+	e := r.Evidence
+	if e == nil {
+		return &Difference{AttemptsJSON, field("evidence"), "what the outcome is computed from", "null"}
+	}
+	a := &runstore.Attempt{State: runstore.Completed, Language: r.Language, ExpectedTurns: r.ExpectedTurns, ArmUnchanged: e.ArmUnchanged}
+	for _, t := range e.Turns {
+		turn := runstore.Turn{Phase: t.Phase, Termination: runstore.Termination(t.Termination), AgentFinished: t.AgentFinished, FinalText: t.FinalText}
+		if t.LastTest != nil {
+			turn.LastTest = &runstore.SelfCheck{ExitCode: t.LastTest.ExitCode, Passed: t.LastTest.Passed}
+		}
+		if t.LastTypecheck != nil {
+			turn.LastTypecheck = &runstore.SelfCheck{ExitCode: t.LastTypecheck.ExitCode, Passed: t.LastTypecheck.Passed}
+		}
+		a.Turns = append(a.Turns, turn)
+	}
+	grades := make([]*grader.Grade, len(e.Phases))
+	for p, ph := range e.Phases {
+		if !ph.Graded {
+			continue
+		}
+		for g, gr := range ph.Groups {
+			if want := groupSuccess(gr); want != gr.Success {
+				return &Difference{AttemptsJSON, field(fmt.Sprintf("evidence.phases[%d].groups[%d].success", p, g)), strconv.FormatBool(want), strconv.FormatBool(gr.Success)}
+			}
+		}
+		if want := phaseSolved(ph); want != ph.Solved {
+			return &Difference{AttemptsJSON, field(fmt.Sprintf("evidence.phases[%d].solved", p)), strconv.FormatBool(want), strconv.FormatBool(ph.Solved)}
+		}
+		grades[p] = &grader.Grade{Solved: ph.Solved}
+	}
+	o, ungraded := runstore.ScoreGraded(a, grades)
+	status, fun, del := Unscored, "null", "null"
+	switch {
+	case ungraded:
+		status = Ungraded
+	case o != nil:
+		status, fun, del = Scored, strconv.FormatBool(o.Functional), strconv.FormatBool(o.Delivered)
+	}
+	if r.Status != status {
+		return &Difference{AttemptsJSON, field("status"), string(status) + " (from the evidence)", string(r.Status)}
+	}
+	if got := boolText(r.Functional); got != fun {
+		return &Difference{AttemptsJSON, field("functional"), fun + " (from the evidence)", got}
+	}
+	if got := boolText(r.Delivered); got != del {
+		return &Difference{AttemptsJSON, field("delivered"), del + " (from the evidence)", got}
+	}
+	return nil
+}
+
+func boolText(b *bool) string {
+	if b == nil {
+		return "null"
+	}
+	return strconv.FormatBool(*b)
+}
+
+// checkerPy is check.py: a reader's own check of an export, in Python's
+// standard library only. It recomputes every outcome from the evidence and
+// every pooled figure, median and paired transition from the rows, and
+// exits 1 with a FAIL: line on the first difference.
+//
+//go:embed check.py
+var checkerPy []byte
