@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -45,9 +46,10 @@ func TestServerFailuresAreScoredNotInfra(t *testing.T) {
 		`{name: cut, endpoint: {base_url: "` + srv.URL() + `", model: cutcall}, max_tokens: 64}`,
 		`{name: down, endpoint: {base_url: "http://` + down + `", model: reference}}`,
 	}, "concurrency: 1\n")
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
-	if err != nil {
-		t.Fatal(err)
+	// No preflight: it would refuse the garble and down arms before the run.
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img, NoPreflight: true})
+	if !errors.Is(err, orchestrator.ErrIncomplete) {
+		t.Fatalf("got %v, want ErrIncomplete: the down arm's attempt is left to re-run", err)
 	}
 	byArm := map[string]*runstore.Attempt{}
 	for _, a := range res.Attempts {
@@ -93,8 +95,8 @@ func TestServerFailuresAreScoredNotInfra(t *testing.T) {
 	// Resume with --replace-infra: only the infrastructure failure runs
 	// again (still down: infra again), the scored ones stay as they were.
 	res2, err := orchestrator.Run(context.Background(), orchestrator.Options{ResumeDir: res.Dir, ReplaceInfra: true, Engine: eng, Image: img})
-	if err != nil {
-		t.Fatal(err)
+	if !errors.Is(err, orchestrator.ErrIncomplete) {
+		t.Fatalf("got %v, want ErrIncomplete: the endpoint is still down", err)
 	}
 	if len(res2.Attempts) != 4 {
 		t.Fatalf("%d records after the resume, want 4 (one replacement)", len(res2.Attempts))
@@ -164,9 +166,9 @@ func TestResumeFollowsReplacementChain(t *testing.T) {
 	down := ln.Addr().String()
 	ln.Close()
 	f := adderPlan(t, "", []string{`{name: down, endpoint: {base_url: "http://` + down + `", model: reference}}`}, "")
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
-	if err != nil {
-		t.Fatal(err)
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img, NoPreflight: true})
+	if !errors.Is(err, orchestrator.ErrIncomplete) {
+		t.Fatalf("got %v, want ErrIncomplete", err)
 	}
 	first := res.Attempts[0]
 	if first.State != runstore.InfraFailed {

@@ -333,7 +333,12 @@ func TestRunSweepsContainersCreatedLate(t *testing.T) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for runID == "" {
 		if m, _ := filepath.Glob(filepath.Join(out, "*", runstore.RunFile)); len(m) == 1 {
-			runID = filepath.Base(filepath.Dir(m[0]))
+			// The directory is named for the plan; the containers carry the id.
+			if st, err := runstore.Open(filepath.Dir(m[0])); err == nil {
+				if r, err := st.ReadRun(); err == nil {
+					runID = r.ID
+				}
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the run never registered")
