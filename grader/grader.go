@@ -93,14 +93,16 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	}
 	box, err := g.engine.Start(ctx, sandbox.Spec{
 		Image: g.image, Role: sandbox.RoleGrader, Run: labels.Run, Attempt: labels.Attempt,
-		Limits: g.limits, Volumes: []string{"/checks"},
+		Limits: g.limits, Volumes: []string{"/checks"}, ReadOnlyWorkspace: true,
 		Env: []string{"EVALCTL_WORKSPACE=/workspace", "HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1"},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("grade %s phase %d: %w", c.Name, phase, err)
 	}
 	defer box.Remove(context.WithoutCancel(ctx))
-	if err := box.CopyIn(ctx, "/workspace", ws); err != nil {
+	// The answer as graded is root-owned and read-only: no process of the
+	// answer's can change what a later group reads.
+	if err := box.CopyInReadOnly(ctx, "/workspace", ws); err != nil {
 		return nil, fmt.Errorf("grade %s phase %d: copy answer: %w", c.Name, phase, err)
 	}
 	if err := box.CopyInReadOnly(ctx, "/checks", checks); err != nil {
