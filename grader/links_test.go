@@ -1,6 +1,7 @@
 package grader_test
 
 import (
+	"context"
 	"io/fs"
 	"strings"
 	"testing"
@@ -72,5 +73,24 @@ func TestLinksAreJudgedByWhatTheyResolveTo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTooLargeAnswerIsGradedFailing: the snapshot of an answer too large
+// to keep is graded, as failing (answer_too_large), not an error the
+// orchestrator would record as an infrastructure failure.
+func TestTooLargeAnswerIsGradedFailing(t *testing.T) {
+	s, g := setup(t)
+	marker := []sandbox.Entry{{Name: sandbox.TooLargeMarker, Mode: 0o644, Data: []byte("too large\n")}}
+	snap, err := sandbox.NewSnapshot(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr, err := g.Grade(context.Background(), s, s.Case("adder"), 1, snap, grader.Labels{Run: "grader-test"})
+	if err != nil {
+		t.Fatalf("grade: %v", err)
+	}
+	if gr.Solved || !gr.AnswerTooLarge {
+		t.Errorf("solved=%v answer_too_large=%v, want false true", gr.Solved, gr.AnswerTooLarge)
 	}
 }
