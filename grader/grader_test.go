@@ -2,6 +2,7 @@ package grader_test
 
 import (
 	"context"
+	"flag"
 	"io/fs"
 	"strings"
 	"sync"
@@ -130,6 +131,9 @@ def pytest_runtest_makereport(item, call):
 		// protected lists protected-change entries expected in the grade.
 		protected []string
 		missing   []string
+		// knownHole names a cheat the grader does not stop yet (see the
+		// README's threat model); the row is skipped, saying so.
+		knownHole string
 	}{
 		{name: "planted conftest.py", c: adder, snap: answer(t, adder, false,
 			file("conftest.py", forcePass), file("tests/conftest.py", forcePass)),
@@ -197,6 +201,10 @@ def pytest_runtest_makereport(item, call):
 		{name: "an object equal to everything", c: adder, snap: answer(t, adder, false,
 			file("adder.py", "class Any:\n    def __eq__(self, other):\n        return True\n\n    __hash__ = object.__hash__\n\n\ndef add(a, b):\n    return Any()\n")),
 			accPass: 0, accTotal: 3},
+		{name: "node: rewrites the test process's output", c: tsadd, snap: answer(t, tsadd, false,
+			file("src/sum.ts", stdoutForger+"export function sum(xs: number[]): number {\n  return Math.trunc(xs.reduce((s, x) => s + x, 0));\n}\n\nexport function name(): string {\n  return \"tsadd\";\n}\n")),
+			accPass: 2, accTotal: 3,
+			knownHole: "TypeScript answers still run in the node test process (no boundary for node yet): it can rewrite what that process reports"},
 		{name: "a link that reads as inside the workspace but resolves to the checks", c: adder, snap: answer(t, adder, true,
 			sandbox.Entry{Name: "x", Mode: fs.ModeSymlink | 0o777, Linkname: "/workspace/../checks"}),
 			accPass: 3, accTotal: 3, protected: []string{"link out of the workspace: x -> /workspace/../checks"}},
@@ -218,6 +226,9 @@ def pytest_runtest_makereport(item, call):
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			if tt.knownHole != "" && !*runKnownHoles {
+				t.Skipf("known hole: %s (run with -known-holes to see it)", tt.knownHole)
+			}
 			gr, err := g.Grade(context.Background(), s, tt.c, 1, tt.snap, grader.Labels{Run: "grader-test"})
 			if err != nil {
 				t.Fatal(err)
@@ -257,6 +268,16 @@ def _forge():
 
 
 atexit.register(_forge)`
+
+var runKnownHoles = flag.Bool("known-holes", false, "run the tamper suite's rows for cheats the grader does not stop yet")
+
+// stdoutForger wraps the node test process's output so that failures
+// read as passes.
+const stdoutForger = `declare const process: any;
+const _write = process.stdout.write.bind(process.stdout);
+process.stdout.write = (chunk: any, ...rest: any[]) =>
+  _write(String(chunk).replace(/not ok (\d+)/g, "ok $1").replace(/# fail \d+/, "# fail 0"), ...rest);
+`
 
 // forger is answer code that writes a complete passing report over every
 // report it can reach, tracing every process it sees first (before the
