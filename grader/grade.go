@@ -19,8 +19,8 @@ type Grade struct {
 	ProtectedChanges      []string `json:"protected_changes"`
 	ProtectedChangesCount int      `json:"protected_changes_count"`
 	// MissingStarterFiles lists unprotected starter files the answer deleted.
-	MissingStarterFiles      []string      `json:"missing_starter_files"`
-	MissingStarterFilesCount int           `json:"missing_starter_files_count"`
+	MissingStarterFiles      []string `json:"missing_starter_files"`
+	MissingStarterFilesCount int      `json:"missing_starter_files_count"`
 	// AnswerTooLarge is set when the answer's files (caches left out)
 	// exceeded what a snapshot keeps: no group ran and the grade fails
 	// (sandbox.TooLargeMarker). An answer cannot make itself unscored.
