@@ -107,6 +107,16 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 		return nil, fmt.Errorf("grade %s phase %d: %w", c.Name, phase, err)
 	}
 	defer box.Remove(context.WithoutCancel(ctx))
+	// Start the two command runners (one container runtime exec each, the
+	// bulk of a grade's fixed cost) while the answer and checks are copied.
+	warm := make(chan struct{})
+	go func() {
+		defer close(warm)
+		for _, user := range []string{sandbox.HarnessUser, sandbox.CommandUser} {
+			box.Exec(ctx, []string{"true"}, sandbox.ExecOptions{User: user, Dir: "/", Timeout: 30 * time.Second})
+		}
+	}()
+	defer func() { <-warm }()
 	// The answer as graded is root-owned and read-only: no process of the
 	// answer's can change what a later group reads.
 	if err := box.CopyInReadOnly(ctx, "/workspace", ws); err != nil {
@@ -115,6 +125,7 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	if err := box.CopyInReadOnly(ctx, "/checks", checks); err != nil {
 		return nil, fmt.Errorf("grade %s phase %d: copy checks: %w", c.Name, phase, err)
 	}
+	<-warm
 	gr.Solved = gr.ProtectedChangesCount == 0 && gr.MissingStarterFilesCount == 0
 	for _, grp := range orderGroups(p.Groups) {
 		res, err := runGroup(ctx, box, grp)
