@@ -32,6 +32,7 @@ it.
 """
 import builtins
 import decimal
+import itertools
 import json
 import operator
 import os
@@ -74,21 +75,21 @@ class Session:
         self.mine_ids = {}  # id(object) -> number
         self.theirs = {}  # id(object received by value) -> (object, number)
         self.proxies = {}  # number -> stand-in (object or class) for a remote object
-        self.next = 0
+        self.counter = itertools.count(1)
         self.local = threading.local()
         self.connect = None  # trusted side: opens a connection for a thread
         self.service = None  # answer side: connection for calls from threads of its own
 
     def register(self, obj):
-        with self.lock:
-            n = self.mine_ids.get(id(obj))
-            if n is not None and self.mine[n] is obj:
-                return n
-            self.next += 1
-            n = self.next
-            self.mine[n] = obj
-            self.mine_ids[id(obj)] = n
+        # Lock-free: each step is one atomic dict operation, and the counter
+        # hands out each number once.
+        n = self.mine_ids.get(id(obj))
+        if n is not None and self.mine.get(n) is obj:
             return n
+        n = next(self.counter)
+        self.mine[n] = obj
+        self.mine_ids[id(obj)] = n
+        return n
 
     def endpoint(self):
         ep = getattr(self.local, "ep", None)
@@ -108,6 +109,7 @@ class Endpoint:
     def __init__(self, session, sock):
         self.s = session
         self.sock = sock
+        self.rf = sock.makefile("rb")
         self.seq = 0
         self.lock = threading.RLock()
 
@@ -118,13 +120,10 @@ class Endpoint:
         self.sock.sendall(struct.pack(">I", len(data)) + data)
 
     def _recvn(self, n):
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self.sock.recv(min(n - len(buf), 1 << 20))
-            if not chunk:
-                raise BoundaryError("the other side closed the connection")
-            buf += chunk
-        return bytes(buf)
+        buf = self.rf.read(n)
+        if buf is None or len(buf) < n:
+            raise BoundaryError("the other side closed the connection")
+        return buf
 
     def recv(self):
         (n,) = struct.unpack(">I", self._recvn(4))
@@ -141,10 +140,15 @@ class Endpoint:
         if depth > 200:
             raise BoundaryError("value nested too deeply to cross the boundary")
         t = type(v)
-        if v is None:
-            return ["N"]
-        if t is bool:
-            return ["b", v]
+        # None, bools, ints and strs are bare JSON (exact in both
+        # directions); their identity is not kept (small ints and short
+        # strs are shared objects anyway).
+        if v is None or t is bool or t is str:
+            return v
+        if t is int:
+            return v
+        if t is _Method:
+            return ["m"]
         s = self.s
         got = s.theirs.get(id(v))
         if got is not None and got[0] is v:
@@ -157,12 +161,8 @@ class Endpoint:
             return ["r", v.__dict__["_ev_"]]
         if t in _PLAIN_SCALARS:
             n = s.register(v)
-            if t is int:
-                return ["i", n, str(v)]
             if t is float:
                 return ["f", n, v.hex()]
-            if t is str:
-                return ["s", n, v]
             if t is bytes:
                 return ["y", n, v.hex()]
             return ["D", n, str(v)]
@@ -204,7 +204,10 @@ class Endpoint:
         return ["E", n, self.enc_class(type(e)), args, text]
 
     def dec(self, v, fresh=None):
-        if type(v) is not list or not v or type(v[0]) is not str:
+        t = type(v)
+        if v is None or t is str or t is int or t is bool:
+            return v
+        if t is not list or not v or type(v[0]) is not str:
             raise BoundaryError("malformed value")
         tag = v[0]
         if tag == "N":
@@ -215,10 +218,10 @@ class Endpoint:
             return v[1]
         s = self.s
         if tag == "r":
-            with s.lock:
-                if v[1] not in s.mine:
-                    raise BoundaryError("reference to an unknown object")
+            try:
                 return s.mine[v[1]]
+            except (KeyError, TypeError):
+                raise BoundaryError("reference to an unknown object") from None
         if tag == "B":
             cls = getattr(builtins, str(v[1]), None)
             if not isinstance(cls, type):
@@ -226,6 +229,8 @@ class Endpoint:
             return cls
         if tag == "C":
             return self.dec_class(v)
+        if tag == "m":
+            return _METHOD
         if tag == "E":
             return self.dec_exc(v)
         if tag == "h":
@@ -242,14 +247,8 @@ class Endpoint:
             with s.lock:
                 return s.proxies.setdefault(v[1], p)
         n, body = v[1], v[2]
-        if tag == "i":
-            out = int(body)
-        elif tag == "f":
+        if tag == "f":
             out = float.fromhex(body)
-        elif tag == "s":
-            if type(body) is not str:
-                raise BoundaryError("malformed str")
-            out = body
         elif tag == "y":
             out = bytes.fromhex(body)
         elif tag == "D":
@@ -265,8 +264,7 @@ class Endpoint:
                 out[self.dec(kv[0], fresh)] = self.dec(kv[1], fresh)
         else:
             raise BoundaryError("unknown value tag %r" % tag)
-        with s.lock:
-            s.theirs[id(out)] = (out, n)
+        s.theirs[id(out)] = (out, n)
         if fresh is not None and type(out) in _MUTABLE:
             fresh.append((out, n, _shallow(out)))
         return out
@@ -409,6 +407,19 @@ class Endpoint:
     def perform(self, op, args, kw):
         if self.s.owner:
             return _guarded(op, args, kw)
+        if op == "getattr":
+            # A method of the object's class (or a module's function) is
+            # answered as such: the other side then calls it by name in
+            # one round trip, looked up afresh at each call.
+            obj, name = args[0], args[1]
+            v = getattr(obj, name)
+            if isinstance(obj, types.ModuleType):
+                if type(v) is types.FunctionType:
+                    return _METHOD
+            elif type(v) is types.MethodType and v.__self__ is obj and not isinstance(obj, type) \
+                    and type(getattr(type(obj), name, None)) is types.FunctionType:
+                return _METHOD
+            return v
         if op == "import":
             import importlib
             return importlib.import_module(str(args[0]))
@@ -430,7 +441,7 @@ def _guarded(op, args, kw):
     classes, modules or functions."""
     if op in ("import", "run") or op not in _OPS:
         raise PermissionError("evalctl: operation %r is not allowed on the tests' side" % op)
-    if op in ("getattr", "setattr", "delattr"):
+    if op in ("getattr", "getattr_plain", "setattr", "delattr", "callmethod"):
         if len(args) < 2 or type(args[1]) is not str:
             raise TypeError("attribute name must be a str")
         target, name = args[0], args[1]
@@ -446,6 +457,59 @@ def _guarded(op, args, kw):
     if isinstance(out, _NEVER_SHARED):
         raise PermissionError("evalctl: not reachable from the answer")
     return out
+
+
+class _Method:
+    """Marks an attribute that is a method (see Endpoint.perform)."""
+
+
+_METHOD = _Method()
+
+
+class RemoteMethod:
+    """A method of a remote object (or function of a remote module), called
+    by name on the remote side at each call."""
+
+    __slots__ = ("target", "name")
+
+    def __init__(self, target, name):
+        self.target, self.name = target, name
+
+    def __call__(self, *a, **k):
+        return _session_of(self.target).endpoint().request("callmethod", self.target, self.name, *a, **k)
+
+    def __getattr__(self, n):
+        if n == "__name__" or n == "__qualname__":
+            return self.name
+        if n.startswith("__") and n not in _NAMED_DUNDERS:
+            raise AttributeError(n)
+        fn = _session_of(self.target).endpoint().request("getattr_plain", self.target, self.name)
+        return getattr(fn, n)
+
+    def __repr__(self):
+        return "<remote method %s>" % self.name
+
+
+def _session_of(target):
+    if isinstance(target, Proxy):
+        return object.__getattribute__(target, "_ev_s")
+    return target.__dict__["_ev_s"]
+
+
+def remote_getattr(target, name, cache):
+    """getattr of a remote object: a method known to be one is answered
+    here; cache (per remote class or module) remembers which names are."""
+    m = cache.get(name)
+    if m is not None:
+        return RemoteMethod(target, name) if m is True else m
+    v = _session_of(target).endpoint().request("getattr", target, name)
+    if v is _METHOD:
+        if isinstance(target, Proxy):
+            cache[name] = True
+            return RemoteMethod(target, name)
+        rm = cache[name] = RemoteMethod(target, name)
+        return rm
+    return v
 
 
 def _shallow(obj):
@@ -468,7 +532,8 @@ def _run(argv, cwd=None, input=None, timeout=None, env=None):
 
 
 _OPS = {
-    "getattr": getattr, "setattr": setattr, "delattr": delattr, "call": _call,
+    "getattr": getattr, "getattr_plain": getattr,
+    "callmethod": lambda o, name, *a, **k: getattr(o, name)(*a, **k), "setattr": setattr, "delattr": delattr, "call": _call,
     "len": len, "iter": iter, "next": next, "getitem": operator.getitem, "setitem": operator.setitem,
     "delitem": operator.delitem, "contains": operator.contains, "eq": operator.eq, "ne": operator.ne,
     "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge, "hash": hash,
@@ -518,7 +583,12 @@ class Proxy(metaclass=ProxyMeta):
     def __getattr__(self, name):
         if (name.startswith("__") and name not in _NAMED_DUNDERS) or name.startswith("_ev_"):
             raise AttributeError(name)
-        return _remote(self, "getattr", name)
+        cls = type(self)
+        cache = cls.__dict__.get("_ev_methods")
+        if cache is None:
+            cache = {}
+            type.__setattr__(cls, "_ev_methods", cache)
+        return remote_getattr(self, name, cache)
 
     def __setattr__(self, name, value):
         _remote(self, "setattr", name, value)

@@ -114,9 +114,10 @@ def _from_tests():
 
 class _ProxyModule(types.ModuleType):
     def __getattr__(self, name):
-        if (name.startswith("__") and name not in boundary._NAMED_DUNDERS) or "_ev_remote" not in self.__dict__:
+        d = self.__dict__
+        if (name.startswith("__") and name not in boundary._NAMED_DUNDERS) or "_ev_remote" not in d:
             raise AttributeError(name)
-        return _session.endpoint().request("getattr", self.__dict__["_ev_remote"], name)
+        return boundary.remote_getattr(d["_ev_remote"], name, d.setdefault("_ev_methods", {}))
 
 
 class _AnswerFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
