@@ -17,6 +17,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/evalctl/evalctl/sandbox"
@@ -112,9 +113,15 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	warm := make(chan struct{})
 	go func() {
 		defer close(warm)
+		var wg sync.WaitGroup
 		for _, user := range []string{sandbox.HarnessUser, sandbox.CommandUser} {
-			box.Exec(ctx, []string{"true"}, sandbox.ExecOptions{User: user, Dir: "/", Timeout: 30 * time.Second})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				box.Exec(ctx, []string{"true"}, sandbox.ExecOptions{User: user, Dir: "/", Timeout: 30 * time.Second})
+			}()
 		}
+		wg.Wait()
 	}()
 	defer func() { <-warm }()
 	// The answer as graded is root-owned and read-only: no process of the

@@ -85,9 +85,34 @@ type Container struct {
 	// stopWatch cancels the removal-on-cancel hook.
 	stopWatch func() bool
 	// runners are the command runners living in the container (see
-	// execd), one per user; runnerMu holds them to one request at a time.
-	runnerMu sync.Mutex
-	runners  map[string]*execd
+	// execd), one per user, each held to one request at a time by its own
+	// mutex (so that two users' runners start and run concurrently);
+	// runnersMu guards the map.
+	runnersMu sync.Mutex
+	runners   map[string]*userRunner
+}
+
+// userRunner is one user's command runner; mu holds it to one request at a
+// time and d is nil until started.
+type userRunner struct {
+	mu  sync.Mutex
+	dmu sync.Mutex // guards d
+	d   *execd
+}
+
+// runnerFor returns user's runner slot, creating it.
+func (c *Container) runnerFor(user string) *userRunner {
+	c.runnersMu.Lock()
+	defer c.runnersMu.Unlock()
+	if c.runners == nil {
+		c.runners = map[string]*userRunner{}
+	}
+	r := c.runners[user]
+	if r == nil {
+		r = &userRunner{}
+		c.runners[user] = r
+	}
+	return r
 }
 
 // Start creates and starts a container for spec. If ctx is cancelled while
@@ -216,11 +241,19 @@ func (c *Container) Remove(ctx context.Context) error {
 	if stopWatch != nil {
 		stopWatch()
 	}
-	c.runnerMu.Lock()
+	c.runnersMu.Lock()
+	runners := make([]*userRunner, 0, len(c.runners))
 	for _, r := range c.runners {
-		r.close()
+		runners = append(runners, r)
 	}
-	c.runnerMu.Unlock()
+	c.runnersMu.Unlock()
+	for _, r := range runners {
+		// Closing the connection ends a request in flight; its holder then
+		// lets go of the lock.
+		if d := r.peek(); d != nil {
+			d.abort()
+		}
+	}
 	if err := c.engine.forceRemove(ctx, c.ID); err != nil {
 		c.removeErr = fmt.Errorf("remove container %s: %w", c.Short(), err)
 	}
@@ -446,13 +479,14 @@ const (
 // that escaped their command's process group), so the next command starts
 // clean.
 func (c *Container) KillAll(ctx context.Context) {
-	c.runnerMu.Lock()
-	defer c.runnerMu.Unlock()
+	ur := c.runnerFor(commandUser)
+	ur.mu.Lock()
+	defer ur.mu.Unlock()
 	// The command runner does it in a few milliseconds and survives (a
 	// runtime exec costs a quarter of a second); a runner that does not
 	// answer (stopped or killed by a command) is forgotten, and a runtime
 	// exec kills everything, the runner included.
-	r := c.runners[commandUser]
+	r := ur.d
 	if r != nil && !r.broken {
 		resp, err := r.run(ctx, execdRequest{KillAll: true}, 15*time.Second)
 		if err == nil && resp.Error == "" {
@@ -461,7 +495,7 @@ func (c *Container) KillAll(ctx context.Context) {
 	}
 	if r != nil {
 		r.close()
-		delete(c.runners, commandUser)
+		ur.setD(nil)
 	}
 	c.killUser(ctx)
 }

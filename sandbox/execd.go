@@ -107,6 +107,27 @@ func (c *Container) startExecd(ctx context.Context, user string) (*execd, error)
 	return d, nil
 }
 
+// peek and setD read and set the runner of a slot (Remove reads it without
+// the slot's lock, to end a request in flight).
+func (r *userRunner) peek() *execd {
+	r.dmu.Lock()
+	defer r.dmu.Unlock()
+	return r.d
+}
+
+func (r *userRunner) setD(d *execd) {
+	r.dmu.Lock()
+	r.d = d
+	r.dmu.Unlock()
+}
+
+// abort closes the connection without taking the runner's lock: a request
+// in flight fails, and its holder marks the runner broken.
+func (d *execd) abort() {
+	d.conn.Close()
+	d.pipeW.CloseWithError(io.EOF)
+}
+
 func (d *execd) close() {
 	d.broken = true
 	d.conn.Close()
@@ -171,13 +192,14 @@ var errExecdStuck = errors.New("command runner did not answer in time")
 // it if needed. ok is false when the runner cannot be used (then the caller
 // falls back to a runtime exec).
 func (c *Container) execViaRunner(ctx context.Context, cmd []string, opt ExecOptions, timeout time.Duration, max int) (*ExecResult, bool, error) {
-	c.runnerMu.Lock()
-	defer c.runnerMu.Unlock()
 	user := opt.User
 	if user == "" {
 		user = commandUser
 	}
-	runner := c.runners[user]
+	ur := c.runnerFor(user)
+	ur.mu.Lock()
+	defer ur.mu.Unlock()
+	runner := ur.d
 	if runner == nil || runner.broken {
 		d, err := c.startExecd(ctx, user)
 		if err != nil {
@@ -186,10 +208,8 @@ func (c *Container) execViaRunner(ctx context.Context, cmd []string, opt ExecOpt
 			}
 			return nil, false, nil
 		}
-		if c.runners == nil {
-			c.runners = map[string]*execd{}
-		}
-		c.runners[user], runner = d, d
+		ur.setD(d)
+		runner = d
 	}
 	req := execdRequest{Argv: cmd, Dir: opt.Dir, Env: opt.Env, Timeout: timeout.Seconds(), MaxOutput: max, Detach: opt.Detach}
 	if opt.Stdin != nil {
