@@ -95,16 +95,13 @@ func answerHostCommand(sock string) []string {
 
 // runPytest runs a pytest group across the boundary: the answer's host
 // runs as the command user, the tests and the report writer as the harness
-// user, in a directory only the harness user can write. When the tests
+// user, in a directory only the harness user can write (run_pytest.py
+// makes it, so it did not exist before the run). When the tests
 // end, every process of the command user is killed before the report is
 // read, though nothing of theirs could write it.
 func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir string, remaining func() time.Duration, res *GroupResult) error {
 	junit := dir + "/junit.xml"
 	sock := dir + "-answer.sock"
-	harness := sandbox.ExecOptions{Timeout: 10 * time.Second, User: sandbox.HarnessUser}
-	if _, err := box.Exec(ctx, []string{"mkdir", "-m", "0700", dir}, harness); err != nil {
-		return err
-	}
 	host, err := box.Exec(ctx, answerHostCommand(sock), sandbox.ExecOptions{Detach: true, Timeout: remaining()})
 	if err != nil {
 		return err
@@ -112,7 +109,8 @@ func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir 
 	if host.ExitCode != 0 {
 		return fmt.Errorf("start the answer's host: %s", host.Stderr)
 	}
-	out, err := box.Exec(ctx, pytestCommand(junit, dir+"-tmp", g.Paths), sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser, Env: []string{"EVALCTL_ANSWER_SOCKET=" + sock}})
+	out, err := box.Exec(ctx, pytestCommand(junit, dir+"-tmp", g.Paths), sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser,
+		Env: []string{"EVALCTL_ANSWER_SOCKET=" + sock, "EVALCTL_REPORT_DIR=" + dir}})
 	if err != nil {
 		return err
 	}
@@ -120,8 +118,7 @@ func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir 
 	// Nothing the answer's code left running may touch the files of the
 	// groups after this one.
 	box.KillAll(ctx)
-	harness.Timeout, harness.MaxOutput = 30*time.Second, reportCap
-	report, err := box.Exec(ctx, []string{"cat", junit}, harness)
+	report, err := box.Exec(ctx, []string{"cat", junit}, sandbox.ExecOptions{Timeout: 30 * time.Second, MaxOutput: reportCap, User: sandbox.HarnessUser})
 	if err != nil {
 		return err
 	}

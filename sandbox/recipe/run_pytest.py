@@ -32,6 +32,10 @@ sys.path.insert(0, "/opt/evalctl")
 import boundary  # noqa: E402
 
 _WORKSPACE = os.environ.get("EVALCTL_WORKSPACE", "/workspace")
+# The report's directory: made here, by the harness user, readable and
+# writable by nobody else (it must not exist yet).
+if os.environ.get("EVALCTL_REPORT_DIR"):
+    os.mkdir(os.environ["EVALCTL_REPORT_DIR"], 0o700)
 _SOCKET = os.environ.get("EVALCTL_ANSWER_SOCKET", "")
 _session = boundary.Session(owner=True)
 boundary.share_sqlite()
