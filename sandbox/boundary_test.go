@@ -179,3 +179,21 @@ func names(entries []sandbox.Entry) []string {
 	}
 	return out
 }
+
+// TestCommandsCannotWriteIntoTheRunner: the command runner is not dumpable,
+// so a command of its user cannot open its pipes through /proc and forge
+// an answer (a kill reported done, a result) to evalctl.
+func TestCommandsCannotWriteIntoTheRunner(t *testing.T) {
+	c := sandboxtest.Start(t, sandbox.Spec{})
+	res := sh(t, c, `pid=$(pgrep -u 1000 -f /opt/evalctl/execd | head -1)
+test -n "$pid" || { echo no-runner; exit; }
+(echo '{"id": 99, "exit_code": 0}' > /proc/$pid/fd/1) 2>/dev/null && echo wrote || echo refused
+ls /proc/$pid/fd >/dev/null 2>&1 && echo listed || echo list-refused`, sandbox.ExecOptions{Dir: "/tmp"})
+	if string(res.Stdout) != "refused\nlist-refused\n" {
+		t.Errorf("got %q, want refused and list-refused (stderr %q)", res.Stdout, res.Stderr)
+	}
+	// The runner still answers.
+	if res := sh(t, c, "echo ok", sandbox.ExecOptions{}); string(res.Stdout) != "ok\n" {
+		t.Errorf("runner broken afterwards: %q", res.Stdout)
+	}
+}
