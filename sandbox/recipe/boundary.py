@@ -576,6 +576,22 @@ class ProxyMeta(type):
     def __repr__(cls):
         return "<remote class %s>" % cls.__name__
 
+    def __setattr__(cls, name, value):
+        if cls._ev_s is None or name.startswith("_ev_") or name.startswith("__"):
+            return type.__setattr__(cls, name, value)
+        cache = cls.__dict__.get("_ev_methods")
+        if cache is not None:
+            cache.pop(name, None)
+        cls._ev_s.endpoint().request("setattr", cls, name, value)
+
+    def __delattr__(cls, name):
+        if cls._ev_s is None or name.startswith("_ev_") or name.startswith("__"):
+            return type.__delattr__(cls, name)
+        cache = cls.__dict__.get("_ev_methods")
+        if cache is not None:
+            cache.pop(name, None)
+        cls._ev_s.endpoint().request("delattr", cls, name)
+
 
 class Proxy(metaclass=ProxyMeta):
     """A stand-in for a remote object: every operation is forwarded."""

@@ -123,6 +123,23 @@ class _ProxyModule(types.ModuleType):
             raise AttributeError(name)
         return boundary.remote_getattr(d["_ev_remote"], name, d.setdefault("_ev_methods", {}))
 
+    # Setting an attribute of the answer's module (monkeypatch.setattr, say)
+    # sets it in the answer's module; the import system's own attributes
+    # (dunders) stay on this stand-in.
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        if name.startswith("__") or "_ev_remote" not in d:
+            return super().__setattr__(name, value)
+        d.setdefault("_ev_methods", {}).pop(name, None)
+        _session.endpoint().request("setattr", d["_ev_remote"], name, value)
+
+    def __delattr__(self, name):
+        d = self.__dict__
+        if name.startswith("__") or "_ev_remote" not in d:
+            return super().__delattr__(name)
+        d.setdefault("_ev_methods", {}).pop(name, None)
+        _session.endpoint().request("delattr", d["_ev_remote"], name)
+
 
 class _AnswerFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, name, path=None, target=None):
