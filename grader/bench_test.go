@@ -17,7 +17,10 @@ import (
 func directCommands(g *tasks.Group) [][]string {
 	switch g.Runner {
 	case tasks.RunnerPytest:
-		return [][]string{pytestCommand("/tmp/direct-"+g.Name+".xml", g.Paths)}
+		// pytest as one would run it, answer and tests in one process.
+		cmd := []string{"python3", "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
+			"--rootdir=/workspace", "-c", "/opt/evalctl/pytest.ini", "--junitxml=/tmp/direct-" + g.Name + ".xml"}
+		return [][]string{append(cmd, g.Paths...)}
 	case tasks.RunnerPyCompile:
 		return [][]string{{"python3", "-I", "-B", "-c", pyCompileScript}}
 	case tasks.RunnerTSC:
@@ -74,7 +77,7 @@ func BenchmarkGradingOverhead(b *testing.B) {
 				t0 = time.Now()
 				for _, grp := range c.Phases[0].Groups {
 					for _, cmd := range directCommands(grp) {
-						res, err := box.Exec(ctx, cmd, sandbox.ExecOptions{Timeout: grp.Timeout, Env: []string{"EVALCTL_WORKSPACE=/workspace"}})
+						res, err := box.Exec(ctx, cmd, sandbox.ExecOptions{Timeout: grp.Timeout, Env: []string{"EVALCTL_WORKSPACE=/workspace", "PYTHONPATH=/workspace"}})
 						if err != nil {
 							b.Fatal(err)
 						}

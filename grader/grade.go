@@ -19,9 +19,13 @@ type Grade struct {
 	ProtectedChanges      []string `json:"protected_changes"`
 	ProtectedChangesCount int      `json:"protected_changes_count"`
 	// MissingStarterFiles lists unprotected starter files the answer deleted.
-	MissingStarterFiles      []string      `json:"missing_starter_files"`
-	MissingStarterFilesCount int           `json:"missing_starter_files_count"`
-	Groups                   []GroupResult `json:"groups"`
+	MissingStarterFiles      []string `json:"missing_starter_files"`
+	MissingStarterFilesCount int      `json:"missing_starter_files_count"`
+	// AnswerTooLarge is set when the answer's files (caches left out)
+	// exceeded what a snapshot keeps: no group ran and the grade fails
+	// (sandbox.TooLargeMarker). An answer cannot make itself unscored.
+	AnswerTooLarge bool          `json:"answer_too_large,omitempty"`
+	Groups         []GroupResult `json:"groups"`
 	// Solved is no protected change, no missing starter file and every
 	// required group succeeded.
 	Solved   bool      `json:"solved"`

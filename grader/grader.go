@@ -17,6 +17,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/evalctl/evalctl/sandbox"
@@ -76,6 +77,13 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	if err != nil {
 		return nil, fmt.Errorf("grade %s phase %d: read snapshot: %w", c.Name, phase, err)
 	}
+	if sandbox.IsTooLarge(entries) {
+		return &Grade{
+			Suite: s.Name, SuiteVersion: s.Version, SuiteFingerprint: s.Fingerprint,
+			Case: c.Name, Phase: phase, SnapshotSHA256: answer.SHA256, ImageID: g.imageID,
+			AnswerTooLarge: true, Groups: []GroupResult{}, GradedAt: time.Now().UTC(), Seconds: time.Since(start).Seconds(),
+		}, nil
+	}
 	pristine, err := Pristine(c, phase)
 	if err != nil {
 		return nil, err
@@ -93,19 +101,38 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	}
 	box, err := g.engine.Start(ctx, sandbox.Spec{
 		Image: g.image, Role: sandbox.RoleGrader, Run: labels.Run, Attempt: labels.Attempt,
-		Limits: g.limits, Volumes: []string{"/checks"},
+		Limits: g.limits, Volumes: []string{"/checks"}, ReadOnlyWorkspace: true,
 		Env: []string{"EVALCTL_WORKSPACE=/workspace", "HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1"},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("grade %s phase %d: %w", c.Name, phase, err)
 	}
 	defer box.Remove(context.WithoutCancel(ctx))
-	if err := box.CopyIn(ctx, "/workspace", ws); err != nil {
+	// Start the two command runners (one container runtime exec each, the
+	// bulk of a grade's fixed cost) while the answer and checks are copied.
+	warm := make(chan struct{})
+	go func() {
+		defer close(warm)
+		var wg sync.WaitGroup
+		for _, user := range []string{sandbox.HarnessUser, sandbox.CommandUser} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				box.Exec(ctx, []string{"true"}, sandbox.ExecOptions{User: user, Dir: "/", Timeout: 30 * time.Second})
+			}()
+		}
+		wg.Wait()
+	}()
+	defer func() { <-warm }()
+	// The answer as graded is root-owned and read-only: no process of the
+	// answer's can change what a later group reads.
+	if err := box.CopyInReadOnly(ctx, "/workspace", ws); err != nil {
 		return nil, fmt.Errorf("grade %s phase %d: copy answer: %w", c.Name, phase, err)
 	}
 	if err := box.CopyInReadOnly(ctx, "/checks", checks); err != nil {
 		return nil, fmt.Errorf("grade %s phase %d: copy checks: %w", c.Name, phase, err)
 	}
+	<-warm
 	gr.Solved = gr.ProtectedChangesCount == 0 && gr.MissingStarterFilesCount == 0
 	for _, grp := range orderGroups(p.Groups) {
 		res, err := runGroup(ctx, box, grp)
@@ -235,11 +262,30 @@ func Prepare(c *tasks.Case, pristine, answer []sandbox.Entry) ([]sandbox.Entry, 
 	for _, e := range answer {
 		have[e.Name] = e
 	}
+	protectedUnder := func(p string) bool {
+		if isProtected(p) {
+			return true
+		}
+		for _, q := range pristine {
+			if (p == "" || strings.HasPrefix(q.Name, p+"/")) && isProtected(q.Name) {
+				return true
+			}
+		}
+		return false
+	}
 	var out []sandbox.Entry
 	for _, e := range answer {
-		if e.Mode&fs.ModeSymlink != 0 && escapes(e.Name, e.Linkname) {
-			audit.Protected = append(audit.Protected, fmt.Sprintf("link out of the workspace: %s -> %s", e.Name, e.Linkname))
-			continue
+		if e.Mode&fs.ModeSymlink != 0 {
+			// Judged by what it resolves to in the answer, not by its text.
+			to, ok := resolveLink(have, e.Name)
+			switch {
+			case !ok:
+				audit.Protected = append(audit.Protected, fmt.Sprintf("link out of the workspace: %s -> %s", e.Name, e.Linkname))
+				continue
+			case !isProtected(e.Name) && protectedUnder(to):
+				audit.Protected = append(audit.Protected, fmt.Sprintf("link to a protected file: %s -> %s", e.Name, e.Linkname))
+				continue
+			}
 		}
 		if !e.Mode.IsDir() && isProtected(e.Name) {
 			continue // restored below from the pristine tree
@@ -306,14 +352,62 @@ func withParents(entries []sandbox.Entry) []sandbox.Entry {
 	return out
 }
 
-// escapes reports whether a symbolic link at name with target points
-// outside the workspace.
-func escapes(name, target string) bool {
-	if strings.HasPrefix(target, "/") {
-		return !(target == "/workspace" || strings.HasPrefix(target, "/workspace/"))
+// maxLinkHops bounds the links followed resolving one (as the kernel's 40).
+const maxLinkHops = 40
+
+// resolveLink resolves the symbolic link at name as the kernel would with
+// the answer as /workspace, following links in the answer at every step.
+// ok is false when it leaves the workspace at any step (however its text
+// reads: "/workspace/../checks" leaves it) or loops.
+func resolveLink(tree map[string]sandbox.Entry, name string) (string, bool) {
+	hops := 0
+	var walk func(dir []string, target string) ([]string, bool)
+	walk = func(dir []string, target string) ([]string, bool) {
+		parts := append([]string(nil), dir...)
+		if strings.HasPrefix(target, "/") {
+			parts = nil
+			// An absolute path must go straight into /workspace (no "..",
+			// no other directory on the way: the kernel would resolve
+			// "/workspace/x/.." through x, not by its text).
+			segs := strings.Split(target, "/")
+			i := 0
+			for i < len(segs) && (segs[i] == "" || segs[i] == ".") {
+				i++
+			}
+			if i == len(segs) || segs[i] != "workspace" {
+				return nil, false
+			}
+			target = strings.Join(segs[i+1:], "/")
+		}
+		for _, comp := range strings.Split(target, "/") {
+			switch comp {
+			case "", ".":
+				continue
+			case "..":
+				if len(parts) == 0 {
+					return nil, false
+				}
+				parts = parts[:len(parts)-1]
+				continue
+			}
+			parts = append(parts, comp)
+			e, ok := tree[strings.Join(parts, "/")]
+			if ok && e.Mode&fs.ModeSymlink != 0 {
+				if hops++; hops > maxLinkHops {
+					return nil, false
+				}
+				var ok bool
+				if parts, ok = walk(parts[:len(parts)-1], e.Linkname); !ok {
+					return nil, false
+				}
+			}
+		}
+		return parts, true
 	}
-	joined := path.Join(path.Dir(name), target)
-	return joined == ".." || strings.HasPrefix(joined, "../")
+	e := tree[name]
+	dir := strings.Split(name, "/")
+	parts, ok := walk(dir[:len(dir)-1], e.Linkname)
+	return strings.Join(parts, "/"), ok
 }
 
 func randomName() string {

@@ -2,6 +2,7 @@ package grader_test
 
 import (
 	"context"
+	"flag"
 	"io/fs"
 	"strings"
 	"sync"
@@ -101,9 +102,15 @@ func TestFixtureGateOnBothLanguages(t *testing.T) {
 	}
 }
 
-// Each tampering attempt is planted in an answer; the grade must come out
-// as the honest one would.
-func TestTamperingDoesNotChangeTheVerdict(t *testing.T) {
+// TestTamperSuite is the tamper suite: each row plants one class of cheat
+// in an answer that is wrong (or breaks a rule), with real containers and
+// the real grader; the grade must come out failing, as the honest wrong
+// answer's would. The rows cover the classes issue 13 found (tracing the
+// test process, a standard-library module in the workspace, a pytest
+// plugin registered from the answer, patching what writes the report,
+// replacing the frozen tests, a forged report with exit status 0, links
+// that resolve out of the workspace) and those the grader caught before.
+func TestTamperSuite(t *testing.T) {
 	s, g := setup(t)
 	adder, tsadd := s.Case("adder"), s.Case("tsadd")
 	forcePass := `import pytest
@@ -124,6 +131,9 @@ def pytest_runtest_makereport(item, call):
 		// protected lists protected-change entries expected in the grade.
 		protected []string
 		missing   []string
+		// knownHole names a cheat the grader does not stop yet (see the
+		// README's threat model); the row is skipped, saying so.
+		knownHole string
 	}{
 		{name: "planted conftest.py", c: adder, snap: answer(t, adder, false,
 			file("conftest.py", forcePass), file("tests/conftest.py", forcePass)),
@@ -145,12 +155,13 @@ def pytest_runtest_makereport(item, call):
 			accPass: 1, accTotal: 3, protected: []string{"modified: pytest.ini"}},
 		{name: "exits 0 before any test runs", c: adder, snap: answer(t, adder, false,
 			file("adder.py", "import os\nos._exit(0)\n")),
-			accPass: 0, accTotal: 0},
+			// The test module's import fails: one collection error.
+			accPass: 0, accTotal: 1},
 		{name: "ends the test process early with status 0 (pytest.exit)", c: adder, snap: answer(t, adder, false,
 			file("adder.py", "import pytest\n\n\ndef add(a, b):\n    if a == 0 and b == 0:\n        pytest.exit('done', returncode=0)\n    return a + b\n")),
-			// The report lists the interrupted test without a failure; the
-			// cut-short session's exit status fails the group.
-			accPass: 3, accTotal: 3, accFails: true},
+			// pytest.exit raises in the answer's host: the test calling it
+			// fails (before the boundary the session ended, exit status 3).
+			accPass: 2, accTotal: 3},
 		{name: "ends the test process at load with status 0 (process.exit)", c: tsadd, snap: answer(t, tsadd, true,
 			file("src/sum.ts", "(globalThis as any).process.exit(0);\nexport function sum(xs: number[]): number {\n  return 0;\n}\n\nexport function name(): string {\n  return \"tsadd\";\n}\n")),
 			accPass: 1, accTotal: 1},
@@ -159,13 +170,44 @@ def pytest_runtest_makereport(item, call):
 			accPass: 1, accTotal: 3},
 		{name: "patches pytest's reports to say passed", c: adder, snap: answer(t, adder, false,
 			file("adder.py", reportForger+"\n\ndef add(a, b):\n    return max(a + b, 0)\n")),
-			accPass: 3, accTotal: 3, accFails: true},
+			accPass: 1, accTotal: 3},
 		{name: "disarms node's assert", c: tsadd, snap: answer(t, tsadd, false,
 			file("src/sum.ts", "for (const m of [\"node:assert\", \"node:assert/strict\"]) {\n  const a = (globalThis as any).require ? (globalThis as any).require(m) : require(m);\n  for (const k of Object.keys(a)) { try { a[k] = () => {}; } catch (e) {} }\n}\ndeclare function require(m: string): any;\nexport function sum(xs: number[]): number {\n  return Math.trunc(xs.reduce((s, x) => s + x, 0));\n}\n\nexport function name(): string {\n  return \"tsadd\";\n}\n")),
 			accPass: 2, accTotal: 3},
-		{name: "replaces pytest.raises, however right otherwise", c: adder, snap: answer(t, adder, false,
-			file("adder.py", "import contextlib\nimport pytest\n\npytest.raises = lambda *a, **k: contextlib.nullcontext()\n\n\ndef add(a, b):\n    return a + b\n")),
-			accPass: 3, accTotal: 3, accFails: true},
+		{name: "replaces pytest.raises", c: adder, snap: answer(t, adder, false,
+			file("adder.py", "import contextlib\nimport pytest\n\npytest.raises = lambda *a, **k: contextlib.nullcontext()\n\n\ndef add(a, b):\n    return max(a + b, 0)\n")),
+			accPass: 1, accTotal: 3},
+		{name: "a detached child traces the test process and rewrites the report", c: adder, snap: answer(t, adder, false,
+			file("adder.py", forger+detachedForger+"\n\ndef add(a, b):\n    return max(a + b, 0)\n")),
+			accPass: 1, accTotal: 3},
+		{name: "a standard-library module in the workspace (nt.py, looked up by ntpath)", c: adder, snap: answer(t, adder, false,
+			file("nt.py", reportForger+"\n"), file("_winapi.py", forger+"forge()\n")),
+			accPass: 1, accTotal: 3},
+		{name: "registers a pytest plugin from the answer's import", c: adder, snap: answer(t, adder, false,
+			file("adder.py", pluginForger+"\n\ndef add(a, b):\n    return max(a + b, 0)\n")),
+			accPass: 1, accTotal: 3},
+		{name: "patches the standard-library function that writes the report", c: adder, snap: answer(t, adder, false,
+			file("adder.py", forger+openForger+"\n\ndef add(a, b):\n    return max(a + b, 0)\n")),
+			accPass: 1, accTotal: 3},
+		{name: "replaces the frozen test functions after the module ran", c: adder, snap: answer(t, adder, false,
+			file("adder.py", testReplacer+"\n\ndef add(a, b):\n    _replace()\n    return max(a + b, 0)\n")),
+			accPass: 1, accTotal: 3},
+		{name: "writes a complete fake report and exits 0", c: adder, snap: answer(t, adder, false,
+			file("adder.py", forger+"forge()\nimport os\nos._exit(0)\n")),
+			accPass: 0, accTotal: 1},
+		{name: "kills every process it can see", c: adder, snap: answer(t, adder, false,
+			file("adder.py", "import os, signal\n\n\ndef add(a, b):\n    for p in os.listdir('/proc'):\n        if p.isdigit() and int(p) != os.getpid():\n            try:\n                os.kill(int(p), signal.SIGKILL)\n            except OSError:\n                pass\n    return max(a + b, 0)\n")),
+			accPass: 1, accTotal: 3},
+		{name: "an object equal to everything", c: adder, snap: answer(t, adder, false,
+			file("adder.py", "class Any:\n    def __eq__(self, other):\n        return True\n\n    __hash__ = object.__hash__\n\n\ndef add(a, b):\n    return Any()\n")),
+			accPass: 0, accTotal: 3},
+		{name: "node: rewrites the test process's output", c: tsadd, snap: answer(t, tsadd, false,
+			file("src/sum.ts", stdoutForger+"export function sum(xs: number[]): number {\n  return Math.trunc(xs.reduce((s, x) => s + x, 0));\n}\n\nexport function name(): string {\n  return \"tsadd\";\n}\n")),
+			accPass: 2, accTotal: 3,
+			knownHole: "TypeScript answers still run in the node test process (no boundary for node yet): it can rewrite what that process reports"},
+		{name: "a link that reads as inside the workspace but resolves to the checks", c: adder, snap: answer(t, adder, true,
+			sandbox.Entry{Name: "x", Mode: fs.ModeSymlink | 0o777, Linkname: "/workspace/../checks"}),
+			accPass: 3, accTotal: 3, protected: []string{"link out of the workspace: x -> /workspace/../checks"}},
 		{name: "skips the frozen tests", c: adder, snap: answer(t, adder, false,
 			file("adder.py", "import pytest\npytest.skip('no', allow_module_level=True)\n")),
 			accPass: 0, accTotal: 1},
@@ -184,6 +226,9 @@ def pytest_runtest_makereport(item, call):
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			if tt.knownHole != "" && !*runKnownHoles {
+				t.Skipf("known hole: %s (run with -known-holes to see it)", tt.knownHole)
+			}
 			gr, err := g.Grade(context.Background(), s, tt.c, 1, tt.snap, grader.Labels{Run: "grader-test"})
 			if err != nil {
 				t.Fatal(err)
@@ -223,6 +268,114 @@ def _forge():
 
 
 atexit.register(_forge)`
+
+var runKnownHoles = flag.Bool("known-holes", false, "run the tamper suite's rows for cheats the grader does not stop yet")
+
+// stdoutForger wraps the node test process's output so that failures
+// read as passes.
+const stdoutForger = `declare const process: any;
+const _write = process.stdout.write.bind(process.stdout);
+process.stdout.write = (chunk: any, ...rest: any[]) =>
+  _write(String(chunk).replace(/not ok (\d+)/g, "ok $1").replace(/# fail \d+/, "# fail 0"), ...rest);
+`
+
+// forger is answer code that writes a complete passing report over every
+// report it can reach, tracing every process it sees first (before the
+// boundary, a detached child doing this after the tests won).
+const forger = `import ctypes, glob, os
+
+FAKE = ('<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" '
+        'failures="0" skipped="0" tests="3"><testcase classname="test_acc" name="test_negative"/>'
+        '<testcase classname="test_acc" name="test_both_negative"/><testcase classname="test_acc" name="test_zero"/>'
+        '</testsuite></testsuites>')
+
+
+def forge():
+    libc = ctypes.CDLL(None, use_errno=True)
+    paths = set(glob.glob("/tmp/evalctl-*/junit.xml")) | set(glob.glob("/tmp/evalctl-*/"))
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) == os.getpid():
+            continue
+        libc.ptrace(16, int(p), 0, 0)  # PTRACE_ATTACH
+        try:
+            for a in open("/proc/%s/cmdline" % p, "rb").read().split(b"\0"):
+                if a.startswith(b"--junitxml="):
+                    paths.add(a.split(b"=", 1)[1].decode())
+        except OSError:
+            pass
+    for p in paths:
+        if p.endswith("/"):
+            p += "junit.xml"
+        try:
+            with open(p, "w") as f:
+                f.write(FAKE)
+        except OSError:
+            pass
+`
+
+// detachedForger starts a child in a session of its own (double fork) that
+// keeps forging while the tests run and after.
+const detachedForger = `import time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        for _ in range(600):
+            forge()
+            time.sleep(0.01)
+    os._exit(0)
+`
+
+// pluginForger registers a plugin forcing every test report to pass with
+// every pytest plugin manager it can find.
+const pluginForger = `import gc
+
+import pytest
+
+
+class _ForcePass:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        outcome.get_result().outcome = "passed"
+
+
+for o in gc.get_objects():
+    if type(o).__name__ == "PytestPluginManager":
+        o.register(_ForcePass())`
+
+// openForger replaces the standard library's open so that whatever writes
+// a JUnit report writes the forged one.
+const openForger = `import builtins, io
+
+_open = builtins.open
+
+
+def _forging_open(file, mode="r", *a, **k):
+    if "w" in mode and str(file).endswith(".xml"):
+        f = _open(file, mode, *a, **k)
+        f.write(FAKE)
+        f.write = lambda s: len(s)
+        return f
+    return _open(file, mode, *a, **k)
+
+
+builtins.open = io.open = _forging_open
+`
+
+// testReplacer replaces every frozen test function it can find with one
+// that passes.
+const testReplacer = `import gc, sys
+
+
+def _replace():
+    for m in list(sys.modules.values()):
+        if str(getattr(m, "__file__", "")).startswith("/checks"):
+            for k in list(vars(m)):
+                if k.startswith("test_"):
+                    setattr(m, k, lambda *a, **k: None)
+    for o in gc.get_objects():
+        if type(o).__name__ == "function" and o.__code__.co_filename.startswith("/checks"):
+            o.__code__ = (lambda *a, **k: None).__code__`
 
 // reportForger is answer code that patches pytest, in the test process, so
 // that every test's report says passed: the common in-process hack.

@@ -74,30 +74,51 @@ func tail(parts ...[]byte) string {
 	return s
 }
 
-// pytestCommand is the hardened pytest command line: isolated mode, the
-// answer's directory appended to sys.path (never ahead of pytest or the
-// standard library), no conftest.py, no plugins, no cache, the grader's own
-// configuration.
-func pytestCommand(junit string, paths []string) []string {
+// pytestCommand is the hardened pytest command line, run as the harness
+// user: the trusted side of the boundary (/opt/evalctl/run_pytest.py, which
+// reaches the answer only through its host, see runPytest), isolated mode,
+// nothing of the answer on sys.path, no conftest.py, no plugins, no cache,
+// the grader's own configuration, test modules imported by path.
+func pytestCommand(junit, basetemp string, paths []string) []string {
 	cmd := []string{"python3", "-I", "-B", "/opt/evalctl/run_pytest.py", "-q", "-p", "no:cacheprovider",
-		"--noconftest", "--rootdir=/workspace", "-c", "/opt/evalctl/pytest.ini", "--junitxml=" + junit}
+		"--noconftest", "--rootdir=/workspace", "-c", "/opt/evalctl/pytest.ini", "--import-mode=importlib",
+		"--basetemp=" + basetemp, "--junitxml=" + junit}
 	return append(cmd, paths...)
 }
 
+// answerHostCommand starts the answer's host (/opt/evalctl/answerd.py) as
+// the command user: the only process that loads the answer's code, serving
+// the test process over sock.
+func answerHostCommand(sock string) []string {
+	return []string{"python3", "-I", "-B", "/opt/evalctl/answerd.py", sock, "/workspace"}
+}
+
+// runPytest runs a pytest group across the boundary: the answer's host
+// runs as the command user, the tests and the report writer as the harness
+// user, in a directory only the harness user can write (run_pytest.py
+// makes it, so it did not exist before the run). When the tests
+// end, every process of the command user is killed before the report is
+// read, though nothing of theirs could write it.
 func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir string, remaining func() time.Duration, res *GroupResult) error {
 	junit := dir + "/junit.xml"
-	if _, err := box.Exec(ctx, []string{"mkdir", "-p", dir}, sandbox.ExecOptions{Timeout: 10 * time.Second}); err != nil {
+	sock := dir + "-answer.sock"
+	host, err := box.Exec(ctx, answerHostCommand(sock), sandbox.ExecOptions{Detach: true, Timeout: remaining()})
+	if err != nil {
 		return err
 	}
-	out, err := box.Exec(ctx, pytestCommand(junit, g.Paths), sandbox.ExecOptions{Timeout: remaining()})
+	if host.ExitCode != 0 {
+		return fmt.Errorf("start the answer's host: %s", host.Stderr)
+	}
+	out, err := box.Exec(ctx, pytestCommand(junit, dir+"-tmp", g.Paths), sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser,
+		Env: []string{"EVALCTL_ANSWER_SOCKET=" + sock, "EVALCTL_REPORT_DIR=" + dir}})
 	if err != nil {
 		return err
 	}
 	res.ExitCode, res.TimedOut, res.Output = out.ExitCode, out.TimedOut, tail(out.Stdout, out.Stderr)
-	// Nothing the answer's code left running may touch the report, or the
-	// files of the groups after this one.
+	// Nothing the answer's code left running may touch the files of the
+	// groups after this one.
 	box.KillAll(ctx)
-	report, err := box.Exec(ctx, []string{"cat", junit}, sandbox.ExecOptions{Timeout: 30 * time.Second, MaxOutput: reportCap})
+	report, err := box.Exec(ctx, []string{"cat", junit}, sandbox.ExecOptions{Timeout: 30 * time.Second, MaxOutput: reportCap, User: sandbox.HarnessUser})
 	if err != nil {
 		return err
 	}
@@ -177,7 +198,7 @@ print(json.dumps({"files": files, "failed": failed}))
 `
 
 func runPyCompile(ctx context.Context, box *sandbox.Container, remaining func() time.Duration, res *GroupResult) error {
-	out, err := box.Exec(ctx, []string{"python3", "-I", "-B", "-c", pyCompileScript}, sandbox.ExecOptions{Timeout: remaining()})
+	out, err := box.Exec(ctx, []string{"python3", "-I", "-B", "-c", pyCompileScript}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
 	if err != nil {
 		return err
 	}
@@ -197,7 +218,7 @@ func runPyCompile(ctx context.Context, box *sandbox.Container, remaining func() 
 }
 
 func runTSC(ctx context.Context, box *sandbox.Container, g *tasks.Group, remaining func() time.Duration, res *GroupResult) error {
-	out, err := box.Exec(ctx, []string{"tsc", "-p", g.TSConfig, "--noEmit", "--pretty", "false"}, sandbox.ExecOptions{Timeout: remaining()})
+	out, err := box.Exec(ctx, []string{"tsc", "-p", g.TSConfig, "--noEmit", "--pretty", "false"}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
 	if err != nil {
 		return err
 	}
@@ -215,7 +236,7 @@ func runNodeTest(ctx context.Context, box *sandbox.Container, g *tasks.Group, di
 	outDir := dir + "/build"
 	// Type errors are the typecheck groups' business: tsc still emits, and
 	// behaviour is judged by the tests.
-	tsc, err := box.Exec(ctx, []string{"tsc", "-p", g.TSConfig, "--outDir", outDir, "--pretty", "false"}, sandbox.ExecOptions{Timeout: remaining()})
+	tsc, err := box.Exec(ctx, []string{"tsc", "-p", g.TSConfig, "--outDir", outDir, "--pretty", "false"}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
 	if err != nil {
 		return err
 	}

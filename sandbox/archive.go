@@ -95,6 +95,12 @@ func validName(name string) error {
 // (as Docker prefixes copies with the copied directory's name). Hard links
 // become regular files; devices and FIFOs are dropped.
 func ReadArchive(r io.Reader, strip string) ([]Entry, error) {
+	return readArchive(r, strip, nil)
+}
+
+// readArchive is ReadArchive leaving out, before they count towards
+// MaxArchiveBytes, the entries with a path segment skip reports.
+func readArchive(r io.Reader, strip string, skip func(name string) bool) ([]Entry, error) {
 	tr := tar.NewReader(r)
 	var out []Entry
 	var total int64
@@ -119,6 +125,9 @@ func ReadArchive(r io.Reader, strip string) ([]Entry, error) {
 			name = rest
 		}
 		if name == "" || name == "." {
+			continue
+		}
+		if skip != nil && skipped(name, skip) {
 			continue
 		}
 		e := Entry{Name: name, Mode: fs.FileMode(h.Mode).Perm()}
@@ -146,6 +155,11 @@ func ReadArchive(r io.Reader, strip string) ([]Entry, error) {
 			i, ok := byName[target]
 			if !ok {
 				continue
+			}
+			// A hard link is a second copy once stored: it counts.
+			total += int64(len(out[i].Data))
+			if total > MaxArchiveBytes {
+				return nil, ErrArchiveTooLarge
 			}
 			e.Data = out[i].Data
 		default:
@@ -272,8 +286,22 @@ func (c *Container) CopyTar(ctx context.Context, dir string, r io.Reader) error 
 	return nil
 }
 
+// TooLargeMarker is the one file of the snapshot of a workspace whose kept
+// files exceed MaxArchiveBytes: the answer cannot be stored, and the
+// grader grades the marker as failing (answer_too_large), never as an
+// infrastructure failure, so an answer cannot make itself unscored.
+const TooLargeMarker = ".evalctl-answer-too-large"
+
+// IsTooLarge reports whether entries are the snapshot of a workspace that
+// was too large to keep (see TooLargeMarker).
+func IsTooLarge(entries []Entry) bool {
+	return len(entries) == 1 && entries[0].Name == TooLargeMarker && entries[0].Mode.IsRegular()
+}
+
 // Snapshot takes dir out of the container as a canonical tarball, leaving
-// out names skip reports (tool caches, say).
+// out names skip reports (tool caches, say) before anything counts towards
+// MaxArchiveBytes. A workspace whose kept files are larger gives the
+// TooLargeMarker snapshot, not an error.
 func (c *Container) Snapshot(ctx context.Context, dir string, skip func(name string) bool) (*Snapshot, error) {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -282,12 +310,13 @@ func (c *Container) Snapshot(ctx context.Context, dir string, skip func(name str
 		return nil, fmt.Errorf("snapshot %s:%s: %w", c.Short(), dir, err)
 	}
 	defer rc.Close()
-	entries, err := ReadArchive(rc, path.Base(dir))
+	entries, err := readArchive(rc, path.Base(dir), skip)
+	if errors.Is(err, ErrArchiveTooLarge) {
+		msg := fmt.Sprintf("evalctl: the files of this answer (caches left out) exceed %d MiB, the most a snapshot keeps; the answer was not stored and is graded as failing (answer_too_large)\n", MaxArchiveBytes>>20)
+		return NewSnapshot([]Entry{{Name: TooLargeMarker, Mode: 0o644, Data: []byte(msg)}})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s:%s: %w", c.Short(), dir, err)
-	}
-	if skip != nil {
-		entries = Filter(entries, skip)
 	}
 	return NewSnapshot(entries)
 }
@@ -297,16 +326,18 @@ func (c *Container) Snapshot(ctx context.Context, dir string, skip func(name str
 func Filter(entries []Entry, skip func(name string) bool) []Entry {
 	out := entries[:0:0]
 	for _, e := range entries {
-		keep := true
-		for _, seg := range strings.Split(e.Name, "/") {
-			if skip(seg) {
-				keep = false
-				break
-			}
-		}
-		if keep {
+		if !skipped(e.Name, skip) {
 			out = append(out, e)
 		}
 	}
 	return out
+}
+
+func skipped(name string, skip func(name string) bool) bool {
+	for _, seg := range strings.Split(name, "/") {
+		if skip(seg) {
+			return true
+		}
+	}
+	return false
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 )
@@ -38,10 +39,16 @@ type Limits struct {
 	PIDs int64
 	// TmpBytes is the size of the /tmp tmpfs.
 	TmpBytes int64
+	// WorkspaceBytes is the size of /workspace (a tmpfs volume): a command
+	// that writes more fails with ENOSPC ("No space left on device") and
+	// the command's result says the limit was reached. It counts what the
+	// graded snapshot leaves out (caches) too, so it is larger than
+	// MaxArchiveBytes.
+	WorkspaceBytes int64
 }
 
 // DefaultLimits are sensible limits for one attempt on a small machine.
-var DefaultLimits = Limits{MemoryBytes: 2 << 30, CPUs: 2, PIDs: 512, TmpBytes: 512 << 20}
+var DefaultLimits = Limits{MemoryBytes: 2 << 30, CPUs: 2, PIDs: 512, TmpBytes: 512 << 20, WorkspaceBytes: 512 << 20}
 
 // Spec describes a container to start.
 type Spec struct {
@@ -58,6 +65,10 @@ type Spec struct {
 	// backed by anonymous volumes removed with the container, e.g. /checks
 	// for a grader, filled with root-owned files the commands cannot change.
 	Volumes []string
+	// ReadOnlyWorkspace makes /workspace root-owned, so that only root-owned
+	// copies (CopyInReadOnly) go in and no command can change it: the
+	// grader's answer is what was copied in, whatever the answer's code does.
+	ReadOnlyWorkspace bool
 }
 
 // Container is a started sandbox container. Its methods are safe for
@@ -73,10 +84,35 @@ type Container struct {
 	oomKills  int
 	// stopWatch cancels the removal-on-cancel hook.
 	stopWatch func() bool
-	// runner is the command runner living in the container (see execd);
-	// runnerMu holds it to one request at a time.
-	runnerMu sync.Mutex
-	runner   *execd
+	// runners are the command runners living in the container (see
+	// execd), one per user, each held to one request at a time by its own
+	// mutex (so that two users' runners start and run concurrently);
+	// runnersMu guards the map.
+	runnersMu sync.Mutex
+	runners   map[string]*userRunner
+}
+
+// userRunner is one user's command runner; mu holds it to one request at a
+// time and d is nil until started.
+type userRunner struct {
+	mu  sync.Mutex
+	dmu sync.Mutex // guards d
+	d   *execd
+}
+
+// runnerFor returns user's runner slot, creating it.
+func (c *Container) runnerFor(user string) *userRunner {
+	c.runnersMu.Lock()
+	defer c.runnersMu.Unlock()
+	if c.runners == nil {
+		c.runners = map[string]*userRunner{}
+	}
+	r := c.runners[user]
+	if r == nil {
+		r = &userRunner{}
+		c.runners[user] = r
+	}
+	return r
 }
 
 // Start creates and starts a container for spec. If ctx is cancelled while
@@ -96,6 +132,13 @@ func (e *Engine) Start(ctx context.Context, spec Spec) (*Container, error) {
 	if lim.TmpBytes == 0 {
 		lim.TmpBytes = DefaultLimits.TmpBytes
 	}
+	if lim.WorkspaceBytes == 0 {
+		lim.WorkspaceBytes = DefaultLimits.WorkspaceBytes
+	}
+	profile, err := seccompProfile()
+	if err != nil {
+		return nil, err
+	}
 	labels := map[string]string{LabelManaged: "1", LabelRole: string(spec.Role)}
 	if spec.Run != "" {
 		labels[LabelRun] = spec.Run
@@ -113,15 +156,32 @@ func (e *Engine) Start(ctx context.Context, spec Spec) (*Container, error) {
 		Env:             spec.Env,
 		Labels:          labels,
 		NetworkDisabled: true,
-		Volumes:         map[string]struct{}{"/workspace": {}},
+		Volumes:         map[string]struct{}{},
 	}
 	for _, v := range spec.Volumes {
 		cfg.Volumes[v] = struct{}{}
 	}
+	owner := "uid=1000,gid=1000"
+	if spec.ReadOnlyWorkspace {
+		owner = "uid=0,gid=0"
+	}
 	host := &container.HostConfig{
-		NetworkMode:    "none",
-		CapDrop:        []string{"ALL"},
-		SecurityOpt:    []string{"no-new-privileges"},
+		NetworkMode: "none",
+		CapDrop:     []string{"ALL"},
+		// The seccomp profile denies ptrace and cross-process memory access
+		// (see deniedSyscalls).
+		SecurityOpt: []string{"no-new-privileges", "seccomp=" + profile},
+		// /workspace is an anonymous volume backed by a tmpfs of a fixed
+		// size (removed with the container): a command cannot fill the
+		// host's disk, and the archive API still reaches it (it does not
+		// reach a plain --tmpfs mount).
+		Mounts: []mount.Mount{{
+			Type: mount.TypeVolume, Target: "/workspace",
+			VolumeOptions: &mount.VolumeOptions{DriverConfig: &mount.Driver{Name: "local", Options: map[string]string{
+				"type": "tmpfs", "device": "tmpfs",
+				"o": fmt.Sprintf("size=%d,%s,mode=0755,nosuid,nodev", lim.WorkspaceBytes, owner),
+			}}},
+		}},
 		ReadonlyRootfs: true,
 		Init:           &init,
 		Tmpfs:          map[string]string{"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=1777", lim.TmpBytes)},
@@ -181,11 +241,19 @@ func (c *Container) Remove(ctx context.Context) error {
 	if stopWatch != nil {
 		stopWatch()
 	}
-	c.runnerMu.Lock()
-	if c.runner != nil {
-		c.runner.close()
+	c.runnersMu.Lock()
+	runners := make([]*userRunner, 0, len(c.runners))
+	for _, r := range c.runners {
+		runners = append(runners, r)
 	}
-	c.runnerMu.Unlock()
+	c.runnersMu.Unlock()
+	for _, r := range runners {
+		// Closing the connection ends a request in flight; its holder then
+		// lets go of the lock.
+		if d := r.peek(); d != nil {
+			d.abort()
+		}
+	}
 	if err := c.engine.forceRemove(ctx, c.ID); err != nil {
 		c.removeErr = fmt.Errorf("remove container %s: %w", c.Short(), err)
 	}
@@ -210,9 +278,16 @@ type ExecOptions struct {
 	Stdin io.Reader
 	// MaxOutput caps each of stdout and stderr; zero means DefaultMaxOutput.
 	MaxOutput int
-	// User overrides the user (default the image's uid 1000); commands of
-	// another user go through a container runtime exec.
+	// User overrides the user (default the image's uid 1000, CommandUser;
+	// HarnessUser for the grader's own processes). Each user has a command
+	// runner of its own.
 	User string
+	// Detach starts the command in a session of its own and returns at
+	// once (exit status 0 when it started) without waiting for it or
+	// capturing its output; it runs until it ends, its user's processes
+	// are killed (KillAll for CommandUser) or the container goes. Only
+	// through a runner.
+	Detach bool
 	// NoRunner makes the command a container runtime exec (docker exec)
 	// instead of going through the container's command runner.
 	NoRunner bool
@@ -264,7 +339,7 @@ func (c *Container) Exec(ctx context.Context, cmd []string, opt ExecOptions) (*E
 	if max <= 0 {
 		max = DefaultMaxOutput
 	}
-	if opt.User == "" && !opt.NoRunner {
+	if !opt.NoRunner {
 		res, ok, err := c.execViaRunner(ctx, cmd, opt, timeout, max)
 		if ok {
 			if err == nil && (res.ExitCode == exitKilled || res.ExitCode > 128) {
@@ -272,6 +347,9 @@ func (c *Container) Exec(ctx context.Context, cmd []string, opt ExecOptions) (*E
 			}
 			return res, err
 		}
+	}
+	if opt.Detach {
+		return nil, fmt.Errorf("exec %s in %s: no command runner to detach it", cmd[0], c.Short())
 	}
 	secs := strconv.FormatFloat(timeout.Seconds(), 'f', 3, 64)
 	full := append([]string{"/opt/evalctl/exec", secs}, cmd...)
@@ -330,12 +408,12 @@ wait:
 			}
 			break wait
 		case <-ctx.Done():
-			c.killUser(context.WithoutCancel(ctx))
+			c.killUserAs(context.WithoutCancel(ctx), user)
 			return nil, fmt.Errorf("exec %s in %s: %w", cmd[0], c.Short(), ctx.Err())
 		case <-deadline.C:
 			// timeout(1) should have acted by now; make sure.
 			res.TimedOut = true
-			c.killUser(context.WithoutCancel(ctx))
+			c.killUserAs(context.WithoutCancel(ctx), user)
 			select {
 			case <-done:
 			case <-time.After(killGrace):
@@ -384,43 +462,53 @@ wait:
 	return res, nil
 }
 
-// Users inside the container: commands run as commandUser; PID 1 and its
-// keeper run as keeperUser, so that killing every process of commandUser
-// (kill -9 -1) can never stop the container.
+// Users inside the container: commands run as CommandUser (the agent,
+// and in a grading container everything of the answer's); the grader's
+// own processes (test runners, report writers) run as HarnessUser, which
+// the answer's processes can neither signal nor trace nor write to; PID 1
+// and its keeper run as keeperUser, so that killing every process of
+// CommandUser (kill -9 -1) can never stop the container.
 const (
-	commandUser = "1000:1000"
+	CommandUser = "1000:1000"
+	HarnessUser = "1001:1001"
 	keeperUser  = "65534:65534"
+	commandUser = CommandUser
 )
 
 // KillAll kills every process the sandbox's commands left running (daemons
 // that escaped their command's process group), so the next command starts
 // clean.
 func (c *Container) KillAll(ctx context.Context) {
-	c.runnerMu.Lock()
-	defer c.runnerMu.Unlock()
+	ur := c.runnerFor(commandUser)
+	ur.mu.Lock()
+	defer ur.mu.Unlock()
 	// The command runner does it in a few milliseconds and survives (a
 	// runtime exec costs a quarter of a second); a runner that does not
 	// answer (stopped or killed by a command) is forgotten, and a runtime
 	// exec kills everything, the runner included.
-	if c.runner != nil && !c.runner.broken {
-		resp, err := c.runner.run(ctx, execdRequest{KillAll: true}, 5*time.Second)
+	r := ur.d
+	if r != nil && !r.broken {
+		resp, err := r.run(ctx, execdRequest{KillAll: true}, 15*time.Second)
 		if err == nil && resp.Error == "" {
 			return
 		}
 	}
-	if c.runner != nil {
-		c.runner.close()
-		c.runner = nil
+	if r != nil {
+		r.close()
+		ur.setD(nil)
 	}
 	c.killUser(ctx)
 }
 
 // killUser kills every process of the command user: kill(-1) reaches every
 // process the caller may signal, which is exactly that user's.
-func (c *Container) killUser(ctx context.Context) {
+func (c *Container) killUser(ctx context.Context) { c.killUserAs(ctx, commandUser) }
+
+// killUserAs kills every process of user (see killUser).
+func (c *Container) killUserAs(ctx context.Context, user string) {
 	kctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	ex, err := c.engine.cli.ContainerExecCreate(kctx, c.ID, container.ExecOptions{Cmd: []string{"kill", "-9", "-1"}, User: commandUser, AttachStdout: true, AttachStderr: true})
+	ex, err := c.engine.cli.ContainerExecCreate(kctx, c.ID, container.ExecOptions{Cmd: []string{"kill", "-9", "-1"}, User: user, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return
 	}

@@ -3,10 +3,13 @@
 // containers through its small API (start for a role, exec with a timeout,
 // copy in, snapshot out, remove).
 //
-// Every container runs without network, as uid 1000, with all capabilities
-// dropped, no-new-privileges, a read-only root file system (only /workspace
-// and /tmp are writable) and memory, CPU and PID limits. Containers carry
-// labels so that those a crashed run leaves behind can be found and removed.
+// Every container runs without network, commands as uid 1000 (the grader's
+// own processes as uid 1001, out of reach of the answer's), with all
+// capabilities dropped, no-new-privileges, a seccomp profile that denies
+// ptrace and cross-process memory access, a read-only root file system
+// (only /workspace, a size-limited tmpfs, and /tmp are writable) and
+// memory, CPU and PID limits. Containers carry labels so that those a
+// crashed run leaves behind can be found and removed.
 package sandbox
 
 import (

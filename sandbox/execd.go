@@ -38,6 +38,8 @@ type execdRequest struct {
 	// KillAll asks the runner to kill every other process of the command
 	// user instead of running a command.
 	KillAll bool `json:"kill_all,omitempty"`
+	// Detach starts the command and answers at once (see ExecOptions).
+	Detach bool `json:"detach,omitempty"`
 }
 
 type execdResponse struct {
@@ -56,13 +58,13 @@ type execdResponse struct {
 // it); the command's own outcome is unknown.
 var errExecdGone = errors.New("evalctl's command runner in the sandbox was killed by the command")
 
-// startExecd starts the runner in c as the command user.
-func (c *Container) startExecd(ctx context.Context) (*execd, error) {
+// startExecd starts the runner in c as user.
+func (c *Container) startExecd(ctx context.Context, user string) (*execd, error) {
 	cli := c.engine.cli
 	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	created, err := cli.ContainerExecCreate(cctx, c.ID, container.ExecOptions{
-		Cmd: []string{"python3", "-I", "-u", "/opt/evalctl/execd"}, User: commandUser,
+		Cmd: []string{"python3", "-I", "-u", "/opt/evalctl/execd"}, User: user,
 		AttachStdin: true, AttachStdout: true, AttachStderr: true, WorkingDir: "/workspace",
 	})
 	if err != nil {
@@ -103,6 +105,27 @@ func (c *Container) startExecd(ctx context.Context) (*execd, error) {
 		return nil, ctx.Err()
 	}
 	return d, nil
+}
+
+// peek and setD read and set the runner of a slot (Remove reads it without
+// the slot's lock, to end a request in flight).
+func (r *userRunner) peek() *execd {
+	r.dmu.Lock()
+	defer r.dmu.Unlock()
+	return r.d
+}
+
+func (r *userRunner) setD(d *execd) {
+	r.dmu.Lock()
+	r.d = d
+	r.dmu.Unlock()
+}
+
+// abort closes the connection without taking the runner's lock: a request
+// in flight fails, and its holder marks the runner broken.
+func (d *execd) abort() {
+	d.conn.Close()
+	d.pipeW.CloseWithError(io.EOF)
 }
 
 func (d *execd) close() {
@@ -169,19 +192,26 @@ var errExecdStuck = errors.New("command runner did not answer in time")
 // it if needed. ok is false when the runner cannot be used (then the caller
 // falls back to a runtime exec).
 func (c *Container) execViaRunner(ctx context.Context, cmd []string, opt ExecOptions, timeout time.Duration, max int) (*ExecResult, bool, error) {
-	c.runnerMu.Lock()
-	defer c.runnerMu.Unlock()
-	if c.runner == nil || c.runner.broken {
-		d, err := c.startExecd(ctx)
+	user := opt.User
+	if user == "" {
+		user = commandUser
+	}
+	ur := c.runnerFor(user)
+	ur.mu.Lock()
+	defer ur.mu.Unlock()
+	runner := ur.d
+	if runner == nil || runner.broken {
+		d, err := c.startExecd(ctx, user)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, true, ctx.Err()
 			}
 			return nil, false, nil
 		}
-		c.runner = d
+		ur.setD(d)
+		runner = d
 	}
-	req := execdRequest{Argv: cmd, Dir: opt.Dir, Env: opt.Env, Timeout: timeout.Seconds(), MaxOutput: max}
+	req := execdRequest{Argv: cmd, Dir: opt.Dir, Env: opt.Env, Timeout: timeout.Seconds(), MaxOutput: max, Detach: opt.Detach}
 	if opt.Stdin != nil {
 		data, err := io.ReadAll(io.LimitReader(opt.Stdin, MaxArchiveBytes))
 		if err != nil {
@@ -191,11 +221,13 @@ func (c *Container) execViaRunner(ctx context.Context, cmd []string, opt ExecOpt
 		req.Stdin = &s
 	}
 	start := time.Now()
-	resp, err := c.runner.run(ctx, req, timeout+killGrace+5*time.Second)
+	// The runner kills what a command left behind before it answers (a
+	// fork bomb takes a while): allow for that beyond the command's time.
+	resp, err := runner.run(ctx, req, timeout+killGrace+20*time.Second)
 	switch {
 	case err == nil && resp.Error == "":
 	case ctx.Err() != nil:
-		c.killUser(context.WithoutCancel(ctx))
+		c.killUserAs(context.WithoutCancel(ctx), user)
 		return nil, true, fmt.Errorf("exec %s in %s: %w", cmd[0], c.Short(), ctx.Err())
 	case errors.Is(err, errExecdGone):
 		// The command killed its own runner; what it did is unknown, so it
@@ -203,7 +235,7 @@ func (c *Container) execViaRunner(ctx context.Context, cmd []string, opt ExecOpt
 		msg := "\nevalctl: the command killed the sandbox's command runner (e.g. kill -9 -1); its output is lost\n"
 		return &ExecResult{ExitCode: exitKilled, Stderr: []byte(msg), StderrBytes: int64(len(msg)), Duration: time.Since(start)}, true, nil
 	case errors.Is(err, errExecdStuck):
-		c.killUser(context.WithoutCancel(ctx))
+		c.killUserAs(context.WithoutCancel(ctx), user)
 		return &ExecResult{ExitCode: exitKilled, TimedOut: true, Duration: time.Since(start)}, true, nil
 	default:
 		if err == nil {

@@ -1,34 +1,224 @@
-"""Run pytest for the evalctl grader.
+"""Run pytest for the evalctl grader, on the trusted side of the boundary.
 
-Started as `python3 -I -B /opt/evalctl/run_pytest.py ARGS`: isolated mode keeps
-PYTHONPATH, the user site and the current directory off sys.path, so nothing
-in the answer is imported before pytest and the standard library. The answer's
-directory is appended, after them, so its modules can be imported by the
-tests but cannot shadow pytest or the standard library.
+Started as the harness user: `python3 -I -B /opt/evalctl/run_pytest.py ARGS`
+with EVALCTL_ANSWER_SOCKET naming the socket of the answer's host
+(answerd.py, running as the command user). This process never loads the
+answer's code: the answer's modules (the workspace's top-level modules and
+packages, imported from a test file) are proxy modules whose every use is
+forwarded to the answer's host (see boundary.py), and programs the tests run
+with subprocess.run are run there too, as the command user. Nothing of the
+answer is on sys.path, so no answer module can shadow the standard library,
+pytest or a plugin, and there is nothing in this process for the answer to
+patch, register into or exit from. The answer cannot signal, trace or write
+to this process, and the report is written where it cannot write.
 
-A session cut short (pytest.exit, even with returncode=0, or a
-KeyboardInterrupt raised by the code under test) leaves a report of the
-tests run so far that looks like a pass; it exits with status 3 instead.
-
-The process ends with os._exit once pytest returns: exit handlers the code
-under test registered (atexit, finalizers) never run, so none can rewrite
-the written report or change the exit status after the fact.
-
-The functions of pytest's and pluggy's machinery (running tests, making and
-writing reports) are noted before the run and compared after it: code under
-test that replaced one of them (to turn failures into passes, say) makes
-the run exit with status 3. Deliberate tampering can still hide itself;
-this stops the common hack.
+The guards from before the boundary stay as a second line: a session cut
+short exits with status 3; the process ends with os._exit once pytest
+returns; pytest's and pluggy's machinery is compared before and after the
+run.
 """
 import importlib
+import importlib.abc
+import importlib.machinery
 import os
+import subprocess
 import sys
+import time
 import types
 
 _os_exit = os._exit
-sys.path.append(os.environ.get("EVALCTL_WORKSPACE", "/workspace"))
+os.umask(0)  # files the tests write are the answer's to read and change (tmp_path)
+sys.path.insert(0, "/opt/evalctl")
+import boundary  # noqa: E402
+
+_WORKSPACE = os.environ.get("EVALCTL_WORKSPACE", "/workspace")
+# The report's directory: made here, by the harness user, readable and
+# writable by nobody else (it must not exist yet).
+if os.environ.get("EVALCTL_REPORT_DIR"):
+    os.mkdir(os.environ["EVALCTL_REPORT_DIR"], 0o700)
+_SOCKET = os.environ.get("EVALCTL_ANSWER_SOCKET", "")
+_session = boundary.Session(owner=True)
+boundary.share_sqlite()
+
+
+def _connect(role="call"):
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            sock = boundary.connect_unix(_SOCKET)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise boundary.BoundaryError("evalctl: the answer's host did not start")
+            time.sleep(0.01)
+    ep = boundary.Endpoint(_session, sock)
+    ep.send({"hello": role})
+    return ep.sock
+
+
+_service_started = False
+
+
+def _start_service():
+    """Serves calls the answer makes from threads of its own."""
+    global _service_started
+    if _service_started:
+        return
+    _service_started = True
+    import threading
+    ep = boundary.Endpoint(_session, _connect("service"))
+
+    def loop():
+        try:
+            while True:
+                ep.serve(ep.recv())
+        except Exception:
+            pass
+
+    threading.Thread(target=loop, daemon=True).start()
+
+
+def _connect_call():
+    _start_service()
+    return _connect("call")
+
+
+_session.connect = _connect_call
+
+
+def _answer_names():
+    names = set()
+    try:
+        entries = os.listdir(_WORKSPACE)
+    except OSError:
+        return names
+    for e in entries:
+        full = os.path.join(_WORKSPACE, e)
+        if e.endswith(".py") and os.path.isfile(full):
+            names.add(e[:-3])
+        elif os.path.isdir(full) and e.isidentifier():
+            names.add(e)
+    return {n for n in names if n.isidentifier() and n not in sys.stdlib_module_names}
+
+
+_ANSWER_NAMES = _answer_names()
+
+
+def _from_tests():
+    """Whether the import being resolved was asked for by a test file (not
+    by the standard library or pytest looking up an optional module)."""
+    f = sys._getframe(2)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith("<frozen") and "importlib" not in fn:
+            return fn.startswith("/checks/") or fn.startswith(_WORKSPACE + "/")
+        f = f.f_back
+    return False
+
+
+class _ProxyModule(types.ModuleType):
+    def __getattr__(self, name):
+        d = self.__dict__
+        if (name.startswith("__") and name not in boundary._NAMED_DUNDERS) or "_ev_remote" not in d:
+            raise AttributeError(name)
+        return boundary.remote_getattr(d["_ev_remote"], name, d.setdefault("_ev_methods", {}))
+
+    # Setting an attribute of the answer's module (monkeypatch.setattr, say)
+    # sets it in the answer's module; the import system's own attributes
+    # (dunders) stay on this stand-in.
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        if name.startswith("__") or "_ev_remote" not in d:
+            return super().__setattr__(name, value)
+        d.setdefault("_ev_methods", {}).pop(name, None)
+        _session.endpoint().request("setattr", d["_ev_remote"], name, value)
+
+    def __delattr__(self, name):
+        d = self.__dict__
+        if name.startswith("__") or "_ev_remote" not in d:
+            return super().__delattr__(name)
+        d.setdefault("_ev_methods", {}).pop(name, None)
+        _session.endpoint().request("delattr", d["_ev_remote"], name)
+
+
+class _AnswerFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] not in _ANSWER_NAMES or not _from_tests():
+            return None
+        return importlib.machinery.ModuleSpec(name, self, is_package=True)
+
+    def create_module(self, spec):
+        ep = _session.endpoint()
+        remote = ep.request("import", spec.name)
+        mod = _ProxyModule(spec.name)
+        mod.__dict__["_ev_remote"] = remote
+        return mod
+
+    def exec_module(self, module):
+        module.__path__ = []
+
+
+sys.meta_path.append(_AnswerFinder())
+
+
+def _run(args, *, cwd=None, input=None, capture_output=False, timeout=None, check=False, env=None,
+         stdout=None, stderr=None, text=None, universal_newlines=None, encoding=None, errors=None, **other):
+    """subprocess.run for the tests: the program runs in the answer's host,
+    as the command user (the tests run the answer as a program)."""
+    if other or not (capture_output or (stdout == subprocess.PIPE and stderr == subprocess.PIPE)):
+        raise RuntimeError("evalctl: a graded test may run a program only as subprocess.run(..., capture_output=True)")
+    argv = [os.fspath(a) if not isinstance(a, str) else a for a in ([args] if isinstance(args, (str, bytes)) else args)]
+    argv = [str(a) for a in argv]
+    texts = bool(text or universal_newlines or encoding or errors)
+    enc, errs = encoding or "utf-8", errors or "strict"
+    if texts and isinstance(input, str):
+        input = input.encode(enc, errs)
+    got = _session.endpoint().request("run", argv, cwd=None if cwd is None else str(cwd), input=input,
+                                      timeout=timeout, env=None if env is None else {str(k): str(v) for k, v in env.items()})
+    if type(got) is not list or len(got) != 3 or type(got[1]) is not bytes or type(got[2]) is not bytes:
+        raise boundary.BoundaryError("malformed program result")
+    if got[0] == "timeout":
+        raise subprocess.TimeoutExpired(argv, timeout, output=got[1], stderr=got[2])
+    if type(got[0]) is not int:
+        raise boundary.BoundaryError("malformed exit status")
+    out, err = got[1], got[2]
+    if texts:
+        out = out.decode(enc, errs).replace("\r\n", "\n").replace("\r", "\n")
+        err = err.decode(enc, errs).replace("\r\n", "\n").replace("\r", "\n")
+    res = subprocess.CompletedProcess(argv, got[0], out, err)
+    if check:
+        res.check_returncode()
+    return res
+
+
+def _refuse(*a, **k):
+    raise RuntimeError("evalctl: the test process starts no program itself (use subprocess.run)")
+
+
+subprocess.run = _run
+subprocess.Popen = _refuse
+for _n in ("system", "posix_spawn", "posix_spawnp", "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp", "execlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "popen"):
+    if hasattr(os, _n):
+        setattr(os, _n, _refuse)
 
 import pytest  # noqa: E402
+from _pytest import tmpdir as _tmpdir  # noqa: E402
+
+_getbasetemp, _mktemp = _tmpdir.TempPathFactory.getbasetemp, _tmpdir.TempPathFactory.mktemp
+
+
+def _shared(p):
+    """tmp_path and its parents: the answer (another user) reads and writes
+    there, as it would in a test process of its own."""
+    try:
+        os.chmod(p, 0o777)
+    except OSError:
+        pass
+    return p
+
+
+_tmpdir.TempPathFactory.getbasetemp = lambda self: _shared(_getbasetemp(self))
+_tmpdir.TempPathFactory.mktemp = lambda self, basename, numbered=True: _shared(_mktemp(self, basename, numbered))
 
 _WATCHED = [
     "pytest", "_pytest.python_api", "_pytest.recwarn", "_pytest.runner", "_pytest.reports", "_pytest.junitxml", "_pytest.main", "_pytest.python",

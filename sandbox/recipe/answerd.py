@@ -1,0 +1,56 @@
+"""The answer's host in a grading container: `python3 -I -B answerd.py SOCKET WORKSPACE`.
+
+Runs as the command user (never the harness user), loads the answer's
+modules on request and serves the frozen tests' calls into them over SOCKET
+(see boundary.py). It is started before each test run and killed, with
+everything the answer started, when the run ends. Nothing here is trusted:
+the answer's code runs in this process and may change anything in it; what
+it cannot change is the test process, which only ever sees plain values and
+handles from here.
+"""
+import os
+import socket
+import sys
+import threading
+
+sys.path.insert(0, "/opt/evalctl")
+import boundary  # noqa: E402
+
+sock_path, workspace = sys.argv[1], sys.argv[2]
+os.umask(0)
+os.chdir(workspace)
+# Like the test process before the boundary: the answer's directory comes
+# after the standard library, so an answer module cannot shadow it.
+sys.path.append(workspace)
+session = boundary.Session(owner=False)
+boundary.share_sqlite()
+
+
+def handle(conn):
+    ep = boundary.Endpoint(session, conn)
+    try:
+        hello = ep.recv()
+        if hello.get("hello") == "service":
+            session.service = ep
+            return
+        while True:
+            msg = ep.recv()
+            if "op" not in msg:
+                return
+            ep.serve(msg)
+    except (boundary.BoundaryError, OSError):
+        conn.close()
+
+
+try:
+    os.unlink(sock_path)
+except FileNotFoundError:
+    pass
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(sock_path + ".new")
+os.chmod(sock_path + ".new", 0o777)
+srv.listen(64)
+os.rename(sock_path + ".new", sock_path)
+while True:
+    conn, _ = srv.accept()
+    threading.Thread(target=handle, args=(conn,), daemon=True).start()
