@@ -42,10 +42,19 @@ func twoEndpointPlan(t *testing.T, urlA, urlB, devA, devB, extra string) string 
 	return f
 }
 
-// intersect reports whether two attempts' recorded [started_at,
-// finished_at] intervals meet.
+// intersect reports whether two attempts held their endpoints at one
+// time: whether their recorded [started_at, endpoint_released_at]
+// intervals meet (grading, after the release, needs no endpoint).
 func intersect(a, b *runstore.Attempt) bool {
-	return a.StartedAt.Before(*b.FinishedAt) && b.StartedAt.Before(*a.FinishedAt)
+	return a.StartedAt.Before(*held(b)) && b.StartedAt.Before(*held(a))
+}
+
+// held is when the attempt released its endpoint.
+func held(a *runstore.Attempt) *time.Time {
+	if a.EndpointReleasedAt == nil {
+		return a.FinishedAt
+	}
+	return a.EndpointReleasedAt
 }
 
 func named(a *runstore.Attempt, id string) bool {

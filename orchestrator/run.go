@@ -72,6 +72,10 @@ type Options struct {
 	// NoPreflight skips the endpoint checks before registration. Only tests
 	// use it, to reach failures the preflight would otherwise stop first.
 	NoPreflight bool
+	// HoldEndpointWhileGrading keeps an attempt's device slot until its
+	// grading ends, as runners did before grading left the critical path.
+	// Only the benchmark uses it, as the baseline it is compared with.
+	HoldEndpointWhileGrading bool
 }
 
 // Result summarises a run.
@@ -445,10 +449,12 @@ func (r *runner) execute(ctx context.Context) error {
 			break
 		}
 		if i > 0 && r.plan.RestSeconds > 0 {
+			from := time.Now().UTC()
 			select {
 			case <-time.After(seconds(r.plan.RestSeconds)):
 			case <-ctx.Done():
 			}
+			r.store.AppendEvent(runstore.Event{Kind: runstore.RestEvent, Detail: runstore.RestDetail(from, time.Now().UTC())})
 		}
 		if why := r.guard(ctx); why != "" {
 			r.store.AppendEvent(runstore.Event{Kind: "guard", Detail: why})
@@ -477,8 +483,12 @@ func (r *runner) execute(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			if err := r.attempt(ctx, a, key); err != nil {
+			// The slot is freed when the attempt gives its endpoint back
+			// (after its last model response), not when its grading ends.
+			var once sync.Once
+			free := func() { once.Do(func() { <-sem }) }
+			defer free()
+			if err := r.attempt(ctx, a, key, free); err != nil {
 				record(err)
 				return
 			}
@@ -573,8 +583,9 @@ func (r *runner) guard(ctx context.Context) string {
 
 // attempt runs one attempt end to end and records it. It returns an error
 // only for failures of the run itself (a record that cannot be written);
-// everything else is recorded in the attempt.
-func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, device string) error {
+// everything else is recorded in the attempt. free gives the device slot
+// back to the scheduler; it is called once the endpoint is released.
+func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, device string, free func()) error {
 	arm := r.plan.Arm(a.Arm)
 	c := r.suite.Case(a.Case)
 	// In flight from before its start time until after its finish time:
@@ -589,6 +600,20 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, device string
 	r.store.AppendEvent(runstore.Event{Kind: "start", Attempt: a.ID, Detail: fmt.Sprintf("slot %d %s %s %s", a.Slot, a.Arm, a.Case, a.Repeat)})
 	r.prog.begin(a)
 	var out attemptOutcome
+	// release ends the attempt's hold on its endpoint and device: from
+	// here on only grading is left, which needs neither.
+	var releaseOnce sync.Once
+	release := func() {
+		releaseOnce.Do(func() {
+			at := time.Now().UTC()
+			a.EndpointReleasedAt = &at
+			ov := r.overlaps.end(device, a.ID)
+			a.OverlappedAttempts = &ov
+			if !r.opts.HoldEndpointWhileGrading {
+				free()
+			}
+		})
+	}
 	baseURL := arm.Endpoint.BaseURL
 	if arm.Profile != "" {
 		r.prog.phase(a, "starting the model server")
@@ -606,12 +631,11 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, device string
 		baseURL, a.Server = url, identity
 	}
 	if out.infra == nil {
-		out = r.runAttempt(ctx, a, arm, baseURL, c)
+		out = r.runAttempt(ctx, a, arm, baseURL, c, release)
 	}
+	release()
 	end := time.Now().UTC()
 	a.FinishedAt = &end
-	ov := r.overlaps.end(device, a.ID)
-	a.OverlappedAttempts = &ov
 	switch {
 	case ctx.Err() != nil:
 		a.State = runstore.Interrupted
@@ -641,7 +665,10 @@ type attemptOutcome struct {
 	grades []*grader.Grade
 }
 
-func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, baseURL string, c *tasks.Case) attemptOutcome {
+// runAttempt runs the agent and grades its answers; it calls
+// releaseEndpoint as soon as the last model response has arrived, so that
+// the next attempt on the device starts while this one is graded.
+func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, baseURL string, c *tasks.Case, releaseEndpoint func()) attemptOutcome {
 	client := model.New(model.Config{BaseURL: baseURL, APIKey: apiKey(arm)})
 	// What the endpoint says about itself; an endpoint that does not answer
 	// before any token is an infrastructure failure, never a model failure.
@@ -721,9 +748,11 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 	a.Measurements = loop.Measurements()
 	a.ServerCounters = counters.stop(ctx)
 	a.ArmUnchanged = r.armUnchanged(a)
-	// The agent is done with its container: remove it, and start the next
-	// attempt's, while this one is graded.
+	// The agent is done with its container and the endpoint: remove the
+	// one and free the other, so that the next attempt starts while this
+	// one is graded.
 	release()
+	releaseEndpoint()
 	// Grade every phase snapshot in a fresh container.
 	for i, s := range a.Snapshots {
 		r.prog.phase(a, fmt.Sprintf("grading phase %d", s.Phase))

@@ -320,6 +320,7 @@ func Build(in *Input, opts Options) (*Report, error) {
 	rep.Notes = append(rep.Notes, counterNotes(in)...)
 	rep.Notes = append(rep.Notes, timingNotes(rep)...)
 	rep.Notes = append(rep.Notes, overlapNotes(rep)...)
+	rep.Notes = append(rep.Notes, idleNotes(in)...)
 	return rep, nil
 }
 

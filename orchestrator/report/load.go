@@ -35,6 +35,10 @@ type RunInfo struct {
 	// ArmIdentities are the arms' pooling identities (see
 	// runstore.ArmIdentity); runs that lack them pool by arm hash.
 	ArmIdentities map[string]*runstore.ArmIdentity `json:"arm_identities,omitempty"`
+	// EndpointIdle is the run's endpoint idle share per device (see
+	// ComputeEndpointIdle); absent for runs that did not record when
+	// attempts released their endpoint.
+	EndpointIdle *EndpointIdle `json:"endpoint_idle,omitempty"`
 }
 
 // Input is what a report is built from: the runs and one row per attempt
@@ -103,6 +107,11 @@ func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, erro
 				replacedBy[a.ReplacementOf] = a.ID
 			}
 		}
+		events, err := st.Events()
+		if err != nil {
+			return nil, fmt.Errorf("run %s: event log: %w", dir, err)
+		}
+		in.Runs[len(in.Runs)-1].EndpointIdle = ComputeEndpointIdle(attempts, events)
 		first := len(in.Rows)
 		for _, a := range attempts {
 			if err := ctx.Err(); err != nil {
