@@ -427,7 +427,7 @@ func (r *runner) execute(ctx context.Context) error {
 	defer r.boxes.close()
 	// One semaphore per device label: arms without a label share one, so
 	// by default the whole run has at most Concurrency attempts in flight.
-	sems := map[string]chan struct{}{}
+	devs := newDevicePool(r.plan.Concurrency)
 	brk := newBreaker(r.plan.Guards.MaxConsecutiveInfraFailures)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -462,22 +462,18 @@ func (r *runner) execute(ctx context.Context) error {
 			break
 		}
 		arm := r.plan.Arm(a.Arm)
-		key := deviceKey(arm)
-		sem, ok := sems[key]
-		if !ok {
-			sem = make(chan struct{}, r.plan.Concurrency)
-			sems[key] = sem
-		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
+		// A free replica of the arm's pool (its one endpoint when it has
+		// no pool): a slot on that replica's device.
+		reps := arm.Replicas()
+		k := devs.acquire(ctx, arm.Name, reps)
+		if k < 0 {
 			break
 		}
+		rep := reps[k]
+		key := rep.Device
 		if stopped() {
 			// The breaker tripped while this attempt waited for its turn.
-			<-sem
+			devs.release(key)
 			break
 		}
 		wg.Add(1)
@@ -486,16 +482,16 @@ func (r *runner) execute(ctx context.Context) error {
 			// The slot is freed when the attempt gives its endpoint back
 			// (after its last model response), not when its grading ends.
 			var once sync.Once
-			free := func() { once.Do(func() { <-sem }) }
+			free := func() { once.Do(func() { devs.release(key) }) }
 			defer free()
-			if err := r.attempt(ctx, a, key, free); err != nil {
+			if err := r.attempt(ctx, a, rep, free); err != nil {
 				record(err)
 				return
 			}
 			if ctx.Err() != nil || a.State == runstore.Interrupted {
 				return
 			}
-			if why := brk.observe(endpointKey(arm), a.State == runstore.InfraFailed, a.Error); why != "" {
+			if why := brk.observe(endpointKey(arm, rep), a.State == runstore.InfraFailed, a.Error); why != "" {
 				r.store.AppendEvent(runstore.Event{Kind: "endpoint_failing", Attempt: a.ID, Detail: why})
 				record(fmt.Errorf("%w: %s; the run stopped (the attempts not yet run are still planned); once the endpoint answers again, resume with '%s'", ErrEndpointFailing, why, r.resumeCommand()))
 			}
@@ -585,8 +581,12 @@ func (r *runner) guard(ctx context.Context) string {
 // only for failures of the run itself (a record that cannot be written);
 // everything else is recorded in the attempt. free gives the device slot
 // back to the scheduler; it is called once the endpoint is released.
-func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, device string, free func()) error {
+func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, rep Replica, free func()) error {
 	arm := r.plan.Arm(a.Arm)
+	device := rep.Device
+	if len(arm.Endpoint.Replicas) > 0 {
+		a.Replica = rep.BaseURL
+	}
 	c := r.suite.Case(a.Case)
 	// In flight from before its start time until after its finish time:
 	// every attempt whose recorded interval meets this one's on the same
@@ -614,7 +614,7 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, device string
 			}
 		})
 	}
-	baseURL := arm.Endpoint.BaseURL
+	baseURL := rep.BaseURL
 	if arm.Profile != "" {
 		r.prog.phase(a, "starting the model server")
 		url, identity, err := r.servers.ensure(ctx, arm)

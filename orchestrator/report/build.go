@@ -168,6 +168,9 @@ type ArmReport struct {
 	// bootstrap intervals of the arm's pooled speeds.
 	DecodeTPSInterval     *Interval `json:"decode_tps_interval"`
 	TaskOutputTPSInterval *Interval `json:"task_output_tps_interval"`
+	// Replicas are the arm's decode speeds per endpoint-pool replica;
+	// absent for arms without a pool (see addReplicaSpeeds).
+	Replicas []ReplicaSpeed `json:"replicas,omitempty"`
 }
 
 // CaseReport is one case across arms.
@@ -316,6 +319,7 @@ func Build(in *Input, opts Options) (*Report, error) {
 		rep.Notes = append(rep.Notes, cmp.Functional.Words, cmp.Delivered.Words, cmp.DecodeTPSRatio.Words)
 	}
 	addSpeedIntervals(rep, byArm, cases)
+	rep.Notes = append(rep.Notes, addReplicaSpeeds(rep, byArm, cases)...)
 	rep.Notes = append(rep.Notes, countNotes(in)...)
 	rep.Notes = append(rep.Notes, counterNotes(in)...)
 	rep.Notes = append(rep.Notes, timingNotes(rep)...)

@@ -173,7 +173,7 @@ func NewRow(a *runstore.Attempt, suiteID string, grades []*grader.Grade) Row {
 		RunID: a.RunID, AttemptID: a.ID, Slot: a.Slot, Arm: a.Arm, ArmHash: a.ArmHash,
 		Case: a.Case, Language: a.Language, Repeat: a.Repeat, Seed: a.Seed,
 		State: string(a.State), ImageID: a.ImageID, Suite: suiteID,
-		ExpectedTurns: a.ExpectedTurns, Status: Unscored,
+		ExpectedTurns: a.ExpectedTurns, Status: Unscored, Replica: a.Replica,
 	}
 	if a.ReplacementOf != "" {
 		s := a.ReplacementOf

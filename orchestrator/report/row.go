@@ -87,6 +87,9 @@ type Row struct {
 	// contaminated when it is not 0); null when the record does not say
 	// (runs from before overlaps were recorded).
 	OverlappedAttempts *int `json:"overlapped_attempts"`
+	// Replica is the base URL of the endpoint-pool replica the attempt ran
+	// on; absent for arms without a pool.
+	Replica string `json:"replica,omitempty"`
 }
 
 // measured reports whether the row enters the pooled speed figures: scored

@@ -89,6 +89,9 @@ type Attempt struct {
 	// attempt the runner never ran, one killed before it got there, and
 	// records from before it was recorded.
 	EndpointReleasedAt *time.Time `json:"endpoint_released_at,omitempty"`
+	// Replica is the base URL of the replica of the arm's endpoint pool
+	// the attempt ran on; empty for arms without a pool.
+	Replica string `json:"replica,omitempty"`
 	// ExpectedTurns is the number of phases of the case.
 	ExpectedTurns int           `json:"expected_turns"`
 	Turns         []Turn        `json:"turns"`
