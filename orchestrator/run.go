@@ -471,8 +471,9 @@ func (r *runner) execute(ctx context.Context) error {
 		}
 		rep := reps[k]
 		key := rep.Device
-		if stopped() {
-			// The breaker tripped while this attempt waited for its turn.
+		if ctx.Err() != nil || stopped() {
+			// Cancelled, or the breaker tripped, while this attempt waited
+			// for its turn.
 			devs.release(key)
 			break
 		}
