@@ -236,13 +236,16 @@ func TestCircuitBreakerStopsAndResumeFinishes(t *testing.T) {
 	}
 	f := plan(t, "http://"+addr, "")
 	out := t.TempDir()
-	// The endpoint goes away as soon as the first attempt is recorded.
+	// The endpoint goes away as soon as the first attempt has released it
+	// (the second has started): attempts are graded off the endpoint's
+	// critical path, so waiting for the first to complete could let every
+	// attempt's model part end first.
 	stop := make(chan struct{})
 	go func() {
 		defer close(stop)
-		waitUntil(t, "an attempt to complete", func() bool {
+		waitUntil(t, "a second attempt to start", func() bool {
 			m, _ := filepath.Glob(filepath.Join(out, "*", runstore.EventsFile))
-			return len(m) == 1 && count(events(filepath.Dir(m[0])), "completed") >= 1
+			return len(m) == 1 && count(events(filepath.Dir(m[0])), "start") >= 2
 		})
 		srv.Close()
 	}()

@@ -581,7 +581,8 @@ func (r *runner) guard(ctx context.Context) string {
 // attempt runs one attempt end to end and records it. It returns an error
 // only for failures of the run itself (a record that cannot be written);
 // everything else is recorded in the attempt. free gives the device slot
-// back to the scheduler; it is called once the endpoint is released.
+// back to the scheduler; it is called once the endpoint is released after a
+// model part that ended well (the caller frees it in every other case).
 func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, rep Replica, free func()) error {
 	arm := r.plan.Arm(a.Arm)
 	device := rep.Device
@@ -602,19 +603,24 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, rep Replica, 
 	r.prog.begin(a)
 	var out attemptOutcome
 	// release ends the attempt's hold on its endpoint and device: from
-	// here on only grading is left, which needs neither.
+	// here on only grading is left, which needs neither. The slot is
+	// freed here only when the model part ended well (runAttempt); an
+	// attempt that failed before has nothing to grade, and its slot is
+	// freed once the circuit breaker has seen it, so that no attempt starts
+	// on an endpoint the breaker is about to stop.
 	var releaseOnce sync.Once
-	release := func() {
+	releaseAt := func(freeSlot bool) {
 		releaseOnce.Do(func() {
 			at := time.Now().UTC()
 			a.EndpointReleasedAt = &at
 			ov := r.overlaps.end(device, a.ID)
 			a.OverlappedAttempts = &ov
-			if !r.opts.HoldEndpointWhileGrading {
+			if freeSlot && !r.opts.HoldEndpointWhileGrading {
 				free()
 			}
 		})
 	}
+	release := func() { releaseAt(true) }
 	baseURL := rep.BaseURL
 	if arm.Profile != "" {
 		r.prog.phase(a, "starting the model server")
@@ -634,7 +640,7 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, rep Replica, 
 	if out.infra == nil {
 		out = r.runAttempt(ctx, a, arm, baseURL, c, release)
 	}
-	release()
+	releaseAt(false)
 	end := time.Now().UTC()
 	a.FinishedAt = &end
 	switch {
