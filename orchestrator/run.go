@@ -425,8 +425,9 @@ func (r *runner) execute(ctx context.Context) error {
 	defer r.prog.finish()
 	r.boxes = newBoxes(ctx, r.opts.Engine, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}, len(todo))
 	defer r.boxes.close()
-	// One semaphore per device label: arms without a label share one, so
-	// by default the whole run has at most Concurrency attempts in flight.
+	// Concurrency slots per device label: arms without a label share one,
+	// so by default the whole run has at most Concurrency attempts in
+	// flight; an arm on a pool takes a slot on any of its replicas' devices.
 	devs := newDevicePool(r.plan.Concurrency)
 	brk := newBreaker(r.plan.Guards.MaxConsecutiveInfraFailures)
 	var wg sync.WaitGroup
@@ -590,9 +591,10 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, rep Replica, 
 		a.Replica = rep.BaseURL
 	}
 	c := r.suite.Case(a.Case)
-	// In flight from before its start time until after its finish time:
-	// every attempt whose recorded interval meets this one's on the same
-	// device is named in its overlapped_attempts.
+	// In flight from before its start time until after its endpoint
+	// release: every attempt whose recorded [started_at,
+	// endpoint_released_at] meets this one's on the same device is named
+	// in its overlapped_attempts.
 	r.overlaps.begin(device, a.ID)
 	now := time.Now().UTC()
 	a.State, a.StartedAt, a.Device = runstore.Running, &now, device

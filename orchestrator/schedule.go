@@ -40,9 +40,9 @@ func endpointKey(arm *Arm, rep Replica) string {
 
 // overlaps records which attempts were in flight together on one device
 // label. An attempt is in flight from before its start time is taken until
-// after its finish time is, so any two attempts whose recorded
-// [started_at, finished_at] intervals intersect on one label name each
-// other.
+// after its endpoint release time is (grading comes after), so any two
+// attempts whose recorded [started_at, endpoint_released_at] intervals
+// intersect on one label name each other.
 type overlaps struct {
 	mu   sync.Mutex
 	live map[string]map[string]map[string]bool // label -> in-flight id -> ids that overlapped it
