@@ -28,11 +28,13 @@ func Check(ctx context.Context, planFile string, w io.Writer) (*Plan, error) {
 	devices := map[string][]string{}
 	var order []string
 	for _, a := range plan.Arms {
-		d := deviceKey(&a)
-		if _, ok := devices[d]; !ok {
-			order = append(order, d)
+		for _, r := range a.Replicas() {
+			d := r.Device
+			if _, ok := devices[d]; !ok {
+				order = append(order, d)
+			}
+			devices[d] = append(devices[d], a.Name)
 		}
-		devices[d] = append(devices[d], a.Name)
 	}
 	for _, d := range order {
 		label := d

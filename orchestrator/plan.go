@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -124,6 +125,30 @@ type Endpoint struct {
 	// part of the pooling identity. An arm with a server profile takes
 	// the profile's device unless it names one.
 	Device string `json:"device,omitempty" yaml:"device"`
+	// Replicas make the endpoint a pool: identical servers of the arm on
+	// several machines, each with its own URL and device label. Each
+	// attempt goes to a free replica; preflight refuses replicas that
+	// differ in build, model, weights or server settings. An arm with
+	// replicas names no base_url, device or profile of its own.
+	Replicas []Replica `json:"replicas,omitempty" yaml:"replicas"`
+}
+
+// Replica is one server of an endpoint pool.
+type Replica struct {
+	// BaseURL is the replica's http(s) URL (required).
+	BaseURL string `json:"base_url" yaml:"base_url"`
+	// Device names the hardware the replica runs on (required): at most
+	// the plan's concurrency of attempts are in flight on it.
+	Device string `json:"device" yaml:"device"`
+}
+
+// Replicas are where the arm's attempts may go: its pool's replicas, or
+// its one endpoint.
+func (a *Arm) Replicas() []Replica {
+	if len(a.Endpoint.Replicas) > 0 {
+		return a.Endpoint.Replicas
+	}
+	return []Replica{{BaseURL: a.Endpoint.BaseURL, Device: a.Endpoint.Device}}
 }
 
 // DefaultRequestTimeoutSeconds bounds a model request when the arm names no
@@ -381,7 +406,7 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 		field := armFields[i]
 		arm := ref.Arm
 		if ref.File != "" {
-			if ref.Arm.Name != "" || ref.Arm.Endpoint != (Endpoint{}) {
+			if ref.Arm.Name != "" || !reflect.DeepEqual(ref.Arm.Endpoint, Endpoint{}) {
 				return nil, nil, bad(field+".file", "an arm comes either from a file or inline, not both")
 			}
 			af := ref.File
@@ -442,7 +467,9 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 	}
 	devices := map[string]bool{}
 	for _, a := range p.Arms {
-		devices[a.Endpoint.Device] = true
+		for _, r := range a.Replicas() {
+			devices[r.Device] = true
+		}
 	}
 	for i, a := range p.Arms {
 		if a.Profile != "" && p.Concurrency > 1 {
@@ -491,7 +518,7 @@ func validateArm(a Arm) *armErr {
 		return &armErr{"name", "is required"}
 	case strings.ContainsAny(a.Name, " /\\,"):
 		return &armErr{"name", fmt.Sprintf("%q: use letters, digits, '-', '_' or '.'", a.Name)}
-	case a.Endpoint.BaseURL == "" && a.Profile == "":
+	case a.Endpoint.BaseURL == "" && a.Profile == "" && len(a.Endpoint.Replicas) == 0:
 		return &armErr{"endpoint.base_url", "is required (or name a server profile)"}
 	case a.Endpoint.Model == "":
 		return &armErr{"endpoint.model", "is required"}
@@ -508,7 +535,7 @@ func validateArm(a Arm) *armErr {
 	if a.Endpoint.BaseURL != "" && !strings.HasPrefix(a.Endpoint.BaseURL, "http://") && !strings.HasPrefix(a.Endpoint.BaseURL, "https://") {
 		return &armErr{"endpoint.base_url", fmt.Sprintf("%q is not an http(s) URL", a.Endpoint.BaseURL)}
 	}
-	return nil
+	return validateReplicas(a)
 }
 
 // realise fixes the order of attempts. Interleaved: the case x repeat

@@ -64,19 +64,30 @@ func Preflight(ctx context.Context, plan *Plan, progress io.Writer) ([]runstore.
 		if arm.Profile != "" {
 			continue
 		}
-		start := time.Now()
-		info, err := CheckEndpoint(ctx, arm, arm.Endpoint.BaseURL)
-		if err != nil {
-			return nil, err
+		var first map[string]string
+		for k, rep := range arm.Replicas() {
+			start := time.Now()
+			info, err := CheckEndpoint(ctx, arm, rep.BaseURL)
+			if err != nil {
+				return nil, err
+			}
+			secs := time.Since(start).Seconds()
+			out = append(out, runstore.EndpointCheck{Arm: arm.Name, BaseURL: rep.BaseURL, Device: rep.Device, Info: info, Seconds: secs})
+			build := "unknown build"
+			if info.BuildInfo != nil {
+				build = "build " + *info.BuildInfo
+			}
+			fmt.Fprintf(progress, "preflight: arm %s: %s serves %s (%s), accepted a one-token request with the arm's tools (%.2f s)\n",
+				arm.Name, rep.BaseURL, arm.Endpoint.Model, build, secs)
+			// A pool's replicas must be the same server: otherwise a
+			// machine's difference passes for the arm's.
+			fields := replicaFields(info)
+			if k == 0 {
+				first = fields
+			} else if d := replicaDifference(first, fields); d != "" {
+				return nil, &PreflightError{Arm: arm.Name, URL: rep.BaseURL, What: fmt.Sprintf("replica %d differs from replica 0 (%s) in what changes behaviour: %s; a pool's replicas must run the same build, model, weights and settings", k, arm.Replicas()[0].BaseURL, d)}
+			}
 		}
-		secs := time.Since(start).Seconds()
-		out = append(out, runstore.EndpointCheck{Arm: arm.Name, BaseURL: arm.Endpoint.BaseURL, Device: arm.Endpoint.Device, Info: info, Seconds: secs})
-		build := "unknown build"
-		if info.BuildInfo != nil {
-			build = "build " + *info.BuildInfo
-		}
-		fmt.Fprintf(progress, "preflight: arm %s: %s serves %s (%s), accepted a one-token request with the arm's tools (%.2f s)\n",
-			arm.Name, arm.Endpoint.BaseURL, arm.Endpoint.Model, build, secs)
 	}
 	return out, nil
 }

@@ -76,6 +76,10 @@ type Options struct {
 	// (a diagnostic rerun builds its plan; see Rerun).
 	plan  *Plan
 	suite *tasks.Suite
+	// HoldEndpointWhileGrading keeps an attempt's device slot until its
+	// grading ends, as runners did before grading left the critical path.
+	// Only the benchmark uses it, as the baseline it is compared with.
+	HoldEndpointWhileGrading bool
 }
 
 // Result summarises a run.
@@ -428,9 +432,10 @@ func (r *runner) execute(ctx context.Context) error {
 	defer r.prog.finish()
 	r.boxes = newBoxes(ctx, r.opts.Engine, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}, len(todo))
 	defer r.boxes.close()
-	// One semaphore per device label: arms without a label share one, so
-	// by default the whole run has at most Concurrency attempts in flight.
-	sems := map[string]chan struct{}{}
+	// Concurrency slots per device label: arms without a label share one,
+	// so by default the whole run has at most Concurrency attempts in
+	// flight; an arm on a pool takes a slot on any of its replicas' devices.
+	devs := newDevicePool(r.plan.Concurrency)
 	brk := newBreaker(r.plan.Guards.MaxConsecutiveInfraFailures)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -452,10 +457,12 @@ func (r *runner) execute(ctx context.Context) error {
 			break
 		}
 		if i > 0 && r.plan.RestSeconds > 0 {
+			from := time.Now().UTC()
 			select {
 			case <-time.After(seconds(r.plan.RestSeconds)):
 			case <-ctx.Done():
 			}
+			r.store.AppendEvent(runstore.Event{Kind: runstore.RestEvent, Detail: runstore.RestDetail(from, time.Now().UTC())})
 		}
 		if why := r.guard(ctx); why != "" {
 			r.store.AppendEvent(runstore.Event{Kind: "guard", Detail: why})
@@ -463,36 +470,37 @@ func (r *runner) execute(ctx context.Context) error {
 			break
 		}
 		arm := r.plan.Arm(a.Arm)
-		key := deviceKey(arm)
-		sem, ok := sems[key]
-		if !ok {
-			sem = make(chan struct{}, r.plan.Concurrency)
-			sems[key] = sem
-		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
+		// A free replica of the arm's pool (its one endpoint when it has
+		// no pool): a slot on that replica's device.
+		reps := arm.Replicas()
+		k := devs.acquire(ctx, arm.Name, reps)
+		if k < 0 {
 			break
 		}
-		if stopped() {
-			// The breaker tripped while this attempt waited for its turn.
-			<-sem
+		rep := reps[k]
+		key := rep.Device
+		if ctx.Err() != nil || stopped() {
+			// Cancelled, or the breaker tripped, while this attempt waited
+			// for its turn.
+			devs.release(key)
 			break
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			if err := r.attempt(ctx, a, key); err != nil {
+			// The slot is freed when the attempt gives its endpoint back
+			// (after its last model response), not when its grading ends.
+			var once sync.Once
+			free := func() { once.Do(func() { devs.release(key) }) }
+			defer free()
+			if err := r.attempt(ctx, a, rep, free); err != nil {
 				record(err)
 				return
 			}
 			if ctx.Err() != nil || a.State == runstore.Interrupted {
 				return
 			}
-			if why := brk.observe(endpointKey(arm), a.State == runstore.InfraFailed, a.Error); why != "" {
+			if why := brk.observe(endpointKey(arm, rep), a.State == runstore.InfraFailed, a.Error); why != "" {
 				r.store.AppendEvent(runstore.Event{Kind: "endpoint_failing", Attempt: a.ID, Detail: why})
 				record(fmt.Errorf("%w: %s; the run stopped (the attempts not yet run are still planned); once the endpoint answers again, resume with '%s'", ErrEndpointFailing, why, r.resumeCommand()))
 			}
@@ -580,13 +588,20 @@ func (r *runner) guard(ctx context.Context) string {
 
 // attempt runs one attempt end to end and records it. It returns an error
 // only for failures of the run itself (a record that cannot be written);
-// everything else is recorded in the attempt.
-func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, device string) error {
+// everything else is recorded in the attempt. free gives the device slot
+// back to the scheduler; it is called once the endpoint is released after a
+// model part that ended well (the caller frees it in every other case).
+func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, rep Replica, free func()) error {
 	arm := r.plan.Arm(a.Arm)
+	device := rep.Device
+	if len(arm.Endpoint.Replicas) > 0 {
+		a.Replica = rep.BaseURL
+	}
 	c := r.suite.Case(a.Case)
-	// In flight from before its start time until after its finish time:
-	// every attempt whose recorded interval meets this one's on the same
-	// device is named in its overlapped_attempts.
+	// In flight from before its start time until after its endpoint
+	// release: every attempt whose recorded [started_at,
+	// endpoint_released_at] meets this one's on the same device is named
+	// in its overlapped_attempts.
 	r.overlaps.begin(device, a.ID)
 	now := time.Now().UTC()
 	a.State, a.StartedAt, a.Device = runstore.Running, &now, device
@@ -596,7 +611,26 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, device string
 	r.store.AppendEvent(runstore.Event{Kind: "start", Attempt: a.ID, Detail: fmt.Sprintf("slot %d %s %s %s", a.Slot, a.Arm, a.Case, a.Repeat)})
 	r.prog.begin(a)
 	var out attemptOutcome
-	baseURL := arm.Endpoint.BaseURL
+	// release ends the attempt's hold on its endpoint and device: from
+	// here on only grading is left, which needs neither. The slot is
+	// freed here only when the model part ended well (runAttempt); an
+	// attempt that failed before has nothing to grade, and its slot is
+	// freed once the circuit breaker has seen it, so that no attempt starts
+	// on an endpoint the breaker is about to stop.
+	var releaseOnce sync.Once
+	releaseAt := func(freeSlot bool) {
+		releaseOnce.Do(func() {
+			at := time.Now().UTC()
+			a.EndpointReleasedAt = &at
+			ov := r.overlaps.end(device, a.ID)
+			a.OverlappedAttempts = &ov
+			if freeSlot && !r.opts.HoldEndpointWhileGrading {
+				free()
+			}
+		})
+	}
+	release := func() { releaseAt(true) }
+	baseURL := rep.BaseURL
 	if arm.Profile != "" {
 		r.prog.phase(a, "starting the model server")
 		url, identity, err := r.servers.ensure(ctx, arm)
@@ -613,12 +647,11 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, device string
 		baseURL, a.Server = url, identity
 	}
 	if out.infra == nil {
-		out = r.runAttempt(ctx, a, arm, baseURL, c)
+		out = r.runAttempt(ctx, a, arm, baseURL, c, release)
 	}
+	releaseAt(false)
 	end := time.Now().UTC()
 	a.FinishedAt = &end
-	ov := r.overlaps.end(device, a.ID)
-	a.OverlappedAttempts = &ov
 	switch {
 	case ctx.Err() != nil:
 		a.State = runstore.Interrupted
@@ -648,7 +681,10 @@ type attemptOutcome struct {
 	grades []*grader.Grade
 }
 
-func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, baseURL string, c *tasks.Case) attemptOutcome {
+// runAttempt runs the agent and grades its answers; it calls
+// releaseEndpoint as soon as the last model response has arrived, so that
+// the next attempt on the device starts while this one is graded.
+func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, baseURL string, c *tasks.Case, releaseEndpoint func()) attemptOutcome {
 	client := model.New(model.Config{BaseURL: baseURL, APIKey: apiKey(arm)})
 	// What the endpoint says about itself; an endpoint that does not answer
 	// before any token is an infrastructure failure, never a model failure.
@@ -736,9 +772,11 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 	a.Measurements = loop.Measurements()
 	a.ServerCounters = counters.stop(ctx)
 	a.ArmUnchanged = r.armUnchanged(a)
-	// The agent is done with its container: remove it, and start the next
-	// attempt's, while this one is graded.
+	// The agent is done with its container and the endpoint: remove the
+	// one and free the other, so that the next attempt starts while this
+	// one is graded.
 	release()
+	releaseEndpoint()
 	// Grade every phase snapshot in a fresh container.
 	for i, s := range a.Snapshots {
 		r.prog.phase(a, fmt.Sprintf("grading phase %d", s.Phase))

@@ -23,25 +23,26 @@ func Resumable(err error) bool {
 	return errors.Is(err, ErrGuard) || errors.Is(err, ErrInterrupted) || errors.Is(err, ErrEndpointFailing) || errors.Is(err, ErrIncomplete)
 }
 
-// deviceKey is the scheduling key of an arm: its device label. Arms that
-// name none share the empty label, so concurrency then counts over the
-// whole run, whatever the endpoints.
-func deviceKey(arm *Arm) string { return arm.Endpoint.Device }
+// deviceKey is the scheduling key of an arm without an endpoint pool: its
+// device label (an attempt of a pool arm is keyed by its replica's). Arms
+// that name none share the empty label, so concurrency then counts over
+// the whole run, whatever the endpoints.
+func deviceKey(arm *Arm) string { return arm.Replicas()[0].Device }
 
-// endpointKey names the endpoint an arm's attempts go to, for the circuit
-// breaker: its base URL, or its server profile.
-func endpointKey(arm *Arm) string {
+// endpointKey names the endpoint an attempt goes to, for the circuit
+// breaker: its replica's base URL, or its server profile.
+func endpointKey(arm *Arm, rep Replica) string {
 	if arm.Profile != "" {
 		return "profile " + arm.Profile
 	}
-	return arm.Endpoint.BaseURL
+	return rep.BaseURL
 }
 
 // overlaps records which attempts were in flight together on one device
 // label. An attempt is in flight from before its start time is taken until
-// after its finish time is, so any two attempts whose recorded
-// [started_at, finished_at] intervals intersect on one label name each
-// other.
+// after its endpoint release time is (grading comes after), so any two
+// attempts whose recorded [started_at, endpoint_released_at] intervals
+// intersect on one label name each other.
 type overlaps struct {
 	mu   sync.Mutex
 	live map[string]map[string]map[string]bool // label -> in-flight id -> ids that overlapped it

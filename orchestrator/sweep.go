@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -83,7 +84,7 @@ func expandSweeps(file, base string, refs []armRef) ([]armRef, []string, []Sweep
 		}
 		arm := ref.Arm
 		if ref.File != "" {
-			if ref.Arm.Name != "" || ref.Arm.Endpoint != (Endpoint{}) {
+			if ref.Arm.Name != "" || !reflect.DeepEqual(ref.Arm.Endpoint, Endpoint{}) {
 				return nil, nil, nil, bad(field+".file", "an arm comes either from a file or inline, not both")
 			}
 			af := ref.File

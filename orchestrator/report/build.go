@@ -174,6 +174,9 @@ type ArmReport struct {
 	// bootstrap intervals of the arm's pooled speeds.
 	DecodeTPSInterval     *Interval `json:"decode_tps_interval"`
 	TaskOutputTPSInterval *Interval `json:"task_output_tps_interval"`
+	// Replicas are the arm's decode speeds per endpoint-pool replica;
+	// absent for arms without a pool (see addReplicaSpeeds).
+	Replicas []ReplicaSpeed `json:"replicas,omitempty"`
 }
 
 // CaseReport is one case across arms.
@@ -329,10 +332,12 @@ func Build(in *Input, opts Options) (*Report, error) {
 		rep.Sweeps = sweepReports(rep, in.Sweeps)
 	}
 	rep.LongContext = longContext(armNames, byArm)
+	rep.Notes = append(rep.Notes, addReplicaSpeeds(rep, byArm, cases)...)
 	rep.Notes = append(rep.Notes, countNotes(in)...)
 	rep.Notes = append(rep.Notes, counterNotes(in)...)
 	rep.Notes = append(rep.Notes, timingNotes(rep)...)
 	rep.Notes = append(rep.Notes, overlapNotes(rep)...)
+	rep.Notes = append(rep.Notes, idleNotes(in)...)
 	return rep, nil
 }
 

@@ -36,6 +36,10 @@ type RunInfo struct {
 	// ArmIdentities are the arms' pooling identities (see
 	// runstore.ArmIdentity); runs that lack them pool by arm hash.
 	ArmIdentities map[string]*runstore.ArmIdentity `json:"arm_identities,omitempty"`
+	// EndpointIdle is the run's endpoint idle share per device (see
+	// ComputeEndpointIdle); absent for runs that did not record when
+	// attempts released their endpoint.
+	EndpointIdle *EndpointIdle `json:"endpoint_idle,omitempty"`
 }
 
 // Input is what a report is built from: the runs and one row per attempt
@@ -111,6 +115,11 @@ func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, erro
 				replacedBy[a.ReplacementOf] = a.ID
 			}
 		}
+		events, err := st.Events()
+		if err != nil {
+			return nil, fmt.Errorf("run %s: event log: %w", dir, err)
+		}
+		in.Runs[len(in.Runs)-1].EndpointIdle = ComputeEndpointIdle(attempts, events)
 		first := len(in.Rows)
 		for _, a := range attempts {
 			if err := ctx.Err(); err != nil {
@@ -172,7 +181,7 @@ func NewRow(a *runstore.Attempt, suiteID string, grades []*grader.Grade) Row {
 		RunID: a.RunID, AttemptID: a.ID, Slot: a.Slot, Arm: a.Arm, ArmHash: a.ArmHash,
 		Case: a.Case, Language: a.Language, Repeat: a.Repeat, Seed: a.Seed,
 		State: string(a.State), ImageID: a.ImageID, Suite: suiteID,
-		ExpectedTurns: a.ExpectedTurns, Status: Unscored,
+		ExpectedTurns: a.ExpectedTurns, Status: Unscored, Replica: a.Replica,
 	}
 	if a.ReplacementOf != "" {
 		s := a.ReplacementOf

@@ -94,6 +94,9 @@ type Row struct {
 	// Evidence is what the outcome is computed from (see Evidence); null
 	// unless the attempt completed.
 	Evidence *Evidence `json:"evidence"`
+	// Replica is the base URL of the endpoint-pool replica the attempt ran
+	// on; absent for arms without a pool.
+	Replica string `json:"replica,omitempty"`
 }
 
 // measured reports whether the row enters the pooled speed figures: scored

@@ -81,6 +81,17 @@ type Attempt struct {
 	// for an attempt the runner never ran (and in records from before
 	// overlaps were recorded).
 	OverlappedAttempts *[]string `json:"overlapped_attempts,omitempty"`
+	// EndpointReleasedAt is when the attempt gave its endpoint and device
+	// slot back: right after its last model response (or its failure),
+	// before grading, which runs off the endpoint's critical path. The
+	// attempt held the endpoint over [started_at, endpoint_released_at];
+	// overlaps on a device are counted over that interval. Absent for an
+	// attempt the runner never ran, one killed before it got there, and
+	// records from before it was recorded.
+	EndpointReleasedAt *time.Time `json:"endpoint_released_at,omitempty"`
+	// Replica is the base URL of the replica of the arm's endpoint pool
+	// the attempt ran on; empty for arms without a pool.
+	Replica string `json:"replica,omitempty"`
 	// ExpectedTurns is the number of phases of the case.
 	ExpectedTurns int           `json:"expected_turns"`
 	Turns         []Turn        `json:"turns"`

@@ -1,0 +1,146 @@
+package orchestrator_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evalctl/evalctl/orchestrator"
+	"github.com/evalctl/evalctl/orchestrator/report"
+	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/scripted"
+	"github.com/evalctl/evalctl/sandbox/sandboxtest"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+// startScripted starts a scripted server on the fixture suite with cfg
+// (its Suite filled in).
+func startScripted(t *testing.T, cfg scripted.Config) *scripted.Server {
+	t.Helper()
+	s, err := tasks.LoadSuite(fixtureSuite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Suite = s
+	srv, err := scripted.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// poolPlanFile writes a plan of one arm on a pool of the given URLs, each
+// replica on its own device (dev0, dev1, ...), over both fixture cases x 2
+// repeats: 4 attempts.
+func poolPlanFile(t *testing.T, urls ...string) string {
+	t.Helper()
+	suite, _ := filepath.Abs(fixtureSuite)
+	var reps []string
+	for i, u := range urls {
+		reps = append(reps, fmt.Sprintf(`{base_url: "%s", device: dev%d}`, u, i))
+	}
+	p := fmt.Sprintf("suite: %s\nrepeats: [{label: r1, seed: 1}, {label: r2, seed: 2}]\narms:\n  - {name: a, endpoint: {model: reference, replicas: [%s]}, max_tokens: 8192}\n", suite, strings.Join(reps, ", "))
+	f := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(f, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestEndpointPool: an arm on two replicas (scripted servers on two device
+// labels) runs its attempts on both, side by side, never two at once on
+// one device; each attempt records its replica and device; preflight
+// recorded each replica; the report gives the arm's decode TPS per
+// replica, over the attempts that ran there.
+func TestEndpointPool(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	r0, r1 := startScripted(t, scripted.Config{}), startScripted(t, scripted.Config{})
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: poolPlanFile(t, r0.URL(), r1.URL()), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countStates(res.Attempts); n[runstore.Completed] != 4 {
+		t.Fatalf("states %v, want 4 completed", n)
+	}
+	device := map[string]string{r0.URL(): "dev0", r1.URL(): "dev1"}
+	per := map[string]int{}
+	sideBySide := false
+	for i, a := range res.Attempts {
+		if d, ok := device[a.Replica]; !ok || a.Device != d {
+			t.Errorf("attempt %s: replica %q on device %q", a.ID, a.Replica, a.Device)
+		}
+		per[a.Replica]++
+		for _, b := range res.Attempts[i+1:] {
+			if !intersect(a, b) {
+				continue
+			}
+			if a.Device == b.Device {
+				t.Errorf("attempts %s and %s held device %s together", a.ID, b.ID, a.Device)
+			} else {
+				sideBySide = true
+			}
+		}
+	}
+	if len(per) != 2 {
+		t.Errorf("attempts per replica %v: want both used", per)
+	}
+	if !sideBySide {
+		t.Error("the replicas never ran attempts side by side")
+	}
+	st, _ := runstore.Open(res.Dir)
+	run, err := st.ReadRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Preflight) != 2 || run.Preflight[0].BaseURL != r0.URL() || run.Preflight[1].Device != "dev1" || run.Preflight[1].Info == nil {
+		t.Errorf("preflight %+v, want each replica", run.Preflight)
+	}
+	in, err := report.Load(context.Background(), []string{res.Dir}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Build(in, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := rep.Arm("a").Replicas
+	if len(rs) != 2 {
+		t.Fatalf("replica speeds %+v", rs)
+	}
+	for _, r := range rs {
+		if r.Attempts != per[r.Replica] || r.DecodeTPS == nil || *r.DecodeTPS <= 0 {
+			t.Errorf("replica %s: %d attempts (ran %d), decode TPS %v", r.Replica, r.Attempts, per[r.Replica], r.DecodeTPS)
+		}
+	}
+}
+
+// TestPoolOfDifferingReplicasRefused: replicas that report different
+// builds are refused at preflight, naming the arm, the replica and the
+// difference; nothing is registered.
+func TestPoolOfDifferingReplicasRefused(t *testing.T) {
+	r0 := startScripted(t, scripted.Config{BuildInfo: "b7000-aaaa"})
+	r1 := startScripted(t, scripted.Config{BuildInfo: "b7001-bbbb"})
+	out := t.TempDir()
+	eng, img := sandboxtest.Engine(t)
+	_, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: poolPlanFile(t, r0.URL(), r1.URL()), OutDir: out, Engine: eng, Image: img})
+	var pe *orchestrator.PreflightError
+	if !errors.Is(err, orchestrator.ErrPreflight) || !errors.As(err, &pe) {
+		t.Fatalf("got %v, want a preflight error", err)
+	}
+	for _, w := range []string{"arm a", r1.URL(), "replica 1 differs", "props.build_info", "b7000-aaaa", "b7001-bbbb"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
+		}
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("a refused pool left %d entries in the run folder", len(entries))
+	}
+}
