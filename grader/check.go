@@ -237,7 +237,7 @@ func JudgeControls(cases []*tasks.Case, results []CheckResult) []CheckResult {
 			if res.Case != c.Name || res.Kind != KindControl || res.Grade == nil {
 				continue
 			}
-			if pub := res.Grade.Group("public"); pub != nil && pub.Success && res.Grade.ProtectedChangesCount == 0 && res.Met {
+			if res.Met && res.Grade.ProtectedChangesCount == 0 && Plausible(res.Grade) {
 				plausible = append(plausible, res.Variant)
 			}
 		}
@@ -245,7 +245,7 @@ func JudgeControls(cases []*tasks.Case, results []CheckResult) []CheckResult {
 			r.Problems = append(r.Problems, fmt.Sprintf("%d negative control(s); a case needs at least 2", n))
 		}
 		if len(plausible) == 0 {
-			r.Problems = append(r.Problems, "no control passes the public tests: add a plausible wrong answer (passes public, misses an edge the contract states)")
+			r.Problems = append(r.Problems, "no plausible control: add a wrong answer that passes the public tests (in a phase without public tests: passes part of acceptance) and misses an edge the contract states")
 		} else {
 			r.Extra = append(r.Extra, "plausible: "+strings.Join(plausible, ", "))
 		}

@@ -25,10 +25,16 @@ const (
 const DefaultGroupTimeout = 120 * time.Second
 
 // RequiredGroups lists, per language, the check groups every phase declares.
+// The public and regression groups are optional (see OptionalGroups): a
+// case may show the model no tests at all, as outside suites such as
+// Exercism's do, and may have nothing to regress.
 var RequiredGroups = map[Language][]string{
-	Python:     {"acceptance", "regression", "public", "syntax"},
-	TypeScript: {"acceptance", "regression", "public", "typecheck", "consumer_typecheck"},
+	Python:     {"acceptance", "syntax"},
+	TypeScript: {"acceptance", "typecheck", "consumer_typecheck"},
 }
+
+// OptionalGroups lists the check groups a phase may leave out.
+var OptionalGroups = []string{"public", "regression"}
 
 var allowedRunners = map[Language]map[Runner]bool{
 	Python:     {RunnerPytest: true, RunnerPyCompile: true},

@@ -14,12 +14,18 @@ import (
 	"github.com/evalctl/evalctl/tasks"
 )
 
-const casesUsage = `usage: evalctl cases <list|fingerprint|check> [flags]
+const casesUsage = `usage: evalctl cases <list|fingerprint|check|import|controls> [flags]
 
   list         the suite's cases: name, language, phases, controls, summary
   fingerprint  the suite's name, version and SHA-256 fingerprint
   check        the fixture gate: reference solved, starter fails acceptance,
-               each negative control fails what it declares (exit 1 if not)`
+               each negative control fails what it declares (exit 1 if not)
+  import       FORMAT SRC --out SUITE: a new suite from an outside one
+               (formats: exercism), test counts from the references, controls
+               generated
+  controls generate [CASE...]
+               negative controls from mutants of the reference, and each
+               case's mutation score and surviving mutants`
 
 func cmdCases(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
@@ -35,6 +41,10 @@ func cmdCases(ctx context.Context, e *env, args []string) error {
 		return casesFingerprint(e, args[1:])
 	case "check":
 		return casesCheck(ctx, e, args[1:])
+	case "import":
+		return casesImport(ctx, e, args[1:])
+	case "controls":
+		return casesControls(ctx, e, args[1:])
 	}
 	return usagef("unknown subcommand 'cases %s'", args[0])
 }
