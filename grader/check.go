@@ -128,7 +128,7 @@ func Expect(v Variant, g *Grade) CheckResult {
 				continue
 			}
 			for _, id := range ids {
-				if !failedTest(gr.FailedTests, id) {
+				if !failedID(gr, id) {
 					r.Problems = append(r.Problems, fmt.Sprintf("passes %s test %s", group, id))
 				}
 			}
@@ -214,6 +214,11 @@ func (g *Grader) CheckCases(ctx context.Context, s *tasks.Suite, cases []*tasks.
 		}()
 	}
 	wg.Wait()
+	vs := make([]Variant, len(jobs))
+	for i, j := range jobs {
+		vs[i] = j.v
+	}
+	checkControlIDs(results, vs)
 	for _, err := range errs {
 		if err != nil {
 			return results, err

@@ -54,7 +54,7 @@ func runGroup(ctx context.Context, box *sandbox.Container, g *tasks.Group) (*Gro
 	// process ended early (or the checks are not what the case says).
 	res.Declared = g.Tests
 	counted := g.Tests == 0 || res.Total == g.Tests
-	if !counted {
+	if !counted && len(res.CollectionErrors) == 0 { // a collection error says why already
 		res.Output = fmt.Sprintf("evalctl: the report counts %d tests, the case declares %d: the test run ended early\n", res.Total, g.Tests) + res.Output
 	}
 	res.Success = res.ExitCode == 0 && !res.TimedOut && res.Total > 0 && res.Passed == res.Total && counted
@@ -110,6 +110,7 @@ func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir 
 		return nil
 	}
 	res.Total, res.Passed, res.FailedTests = total, passed, failed
+	noteIDs(res, report.Stdout)
 	return nil
 }
 

@@ -1,0 +1,79 @@
+package grader_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/sandbox/sandboxtest"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+// TestImportErrorIsACollectionError: an answer lacking the name the tests
+// import fails acceptance with its output saying a module could not be
+// collected, and the grade names the module.
+func TestImportErrorIsACollectionError(t *testing.T) {
+	s, g := setup(t)
+	c := s.Case("adder")
+	gr, err := g.Grade(context.Background(), s, c, 1, answer(t, c, false, file("adder.py", "def plus(a, b):\n    return a + b\n")), grader.Labels{Run: "test-collection-error"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := gr.Group("acceptance")
+	if acc.Success || len(acc.CollectionErrors) != 1 || !strings.HasPrefix(acc.Output, "collection error: pytest could not import test_acc") ||
+		strings.Contains(acc.Output, "cut short") || strings.Contains(acc.Output, "ended early") {
+		t.Errorf("acceptance: success %v, collection errors %q, output %q", acc.Success, acc.CollectionErrors, acc.Output)
+	}
+}
+
+// TestMisspeltMustFailIsUnmet: a must_fail id naming no test the reference
+// runs is an unmet expectation that says so, not "passes test X".
+func TestMisspeltMustFailIsUnmet(t *testing.T) {
+	sandboxtest.Engine(t)
+	_, g := setup(t)
+	dir := t.TempDir()
+	copyDir(t, "testdata/suite", dir)
+	caseFile := filepath.Join(dir, "adder", "case.yaml")
+	data, _ := os.ReadFile(caseFile)
+	os.WriteFile(caseFile, []byte(strings.Replace(string(data), "acceptance: [test_negative]", "acceptance: [test_negativ]", 1)), 0o644)
+	s, err := tasks.LoadSuite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := g.CheckCases(context.Background(), s, []*tasks.Case{s.Case("adder")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Kind != grader.KindControl {
+			continue
+		}
+		if got := strings.Join(r.Problems, "; "); r.Met || !strings.Contains(got, `must_fail acceptance id "test_negativ" names no test the reference runs (did you mean "test_negative"?)`) {
+			t.Errorf("control %s: met %v, problems %q", r.Variant, r.Met, got)
+		}
+	}
+}
+
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
