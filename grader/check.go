@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
@@ -177,54 +176,9 @@ func unsolvedWhy(g *Grade) string {
 
 // CheckCases grades every variant of the given cases (all at once, bounded
 // by the grader's concurrency) and judges each. Results come back in the
-// order of cases, phases and variants.
+// order of cases, phases and variants; see CheckCasesWith.
 func (g *Grader) CheckCases(ctx context.Context, s *tasks.Suite, cases []*tasks.Case) ([]CheckResult, error) {
-	type job struct {
-		c *tasks.Case
-		v Variant
-	}
-	var jobs []job
-	for _, c := range cases {
-		vs, err := Variants(c)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range vs {
-			jobs = append(jobs, job{c, v})
-		}
-	}
-	results := make([]CheckResult, len(jobs))
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			snap, err := sandbox.NewSnapshot(j.v.Entries)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			gr, err := g.Grade(ctx, s, j.c, j.v.Phase, snap, Labels{Run: "cases-check"})
-			if err != nil {
-				errs[i] = fmt.Errorf("%s phase %d %s: %w", j.c.Name, j.v.Phase, j.v.Name, err)
-				return
-			}
-			results[i] = Expect(j.v, gr)
-		}()
-	}
-	wg.Wait()
-	vs := make([]Variant, len(jobs))
-	for i, j := range jobs {
-		vs[i] = j.v
-	}
-	checkControlIDs(results, vs)
-	for _, err := range errs {
-		if err != nil {
-			return results, err
-		}
-	}
-	return results, nil
+	return g.CheckCasesWith(ctx, s, cases, CheckOptions{})
 }
 
 // JudgeControls judges each case's set of negative controls from the

@@ -213,3 +213,47 @@ func adapterNames() []string {
 func gateRunLabel(kind string) string {
 	return fmt.Sprintf("%s-%d-%d", kind, os.Getpid(), time.Now().UnixNano())
 }
+
+// loadSuitePartial loads the suite as 'cases check' needs it: every case
+// that does not load is returned, the others are checked.
+func loadSuitePartial(dir string) (*tasks.Suite, []*tasks.CaseError, error) {
+	if dir == "" {
+		if _, err := os.Stat(filepath.Join("cases", "suite.yaml")); err != nil {
+			s, err := builtinSuite()
+			return s, nil, err
+		}
+		dir = "cases"
+	}
+	return tasks.LoadSuitePartial(dir)
+}
+
+// mutationReports are the recorded mutation reports of the cases, by case.
+func mutationReports(cases []*tasks.Case) map[string][]*controls.Report {
+	out := map[string][]*controls.Report{}
+	for _, c := range cases {
+		if reps, err := controls.ReadReports(c); err == nil && reps != nil {
+			out[c.Name] = reps
+		}
+	}
+	return out
+}
+
+// printMutation prints the mutation score and survivors 'cases controls
+// generate' recorded for each case.
+func printMutation(e *env, cases []*tasks.Case) {
+	first := true
+	for _, c := range cases {
+		reps, err := controls.ReadReports(c)
+		if err != nil {
+			fmt.Fprintf(e.stdout, "%s: %v\n", c.Name, err)
+			continue
+		}
+		for _, r := range reps {
+			if first {
+				fmt.Fprintln(e.stdout, "\nmutation scores (recorded by 'cases controls generate'):")
+				first = false
+			}
+			fmt.Fprintln(e.stdout, "  "+controls.Summary(r))
+		}
+	}
+}
