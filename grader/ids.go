@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/evalctl/evalctl/tasks"
 )
 
 // Qualified test ids. A pytest test's bare name (its function or method
@@ -255,4 +257,14 @@ func distance(a, b string) int {
 		prev = cur
 	}
 	return prev[len(b)]
+}
+
+// selectArgs are the pytest arguments selecting a group's tests: its
+// paths (which may carry node ids) and, when it has one, its keyword
+// expression as one argument of -k.
+func selectArgs(g *tasks.Group) []string {
+	if g.Keyword == "" {
+		return g.Paths
+	}
+	return append([]string{"-k", g.Keyword}, g.Paths...)
 }

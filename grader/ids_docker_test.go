@@ -77,3 +77,34 @@ func copyDir(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSelectionInsideAFile: a group may run part of a test file, by node
+// id or by keyword, without a copy of it; the grade counts only those.
+func TestSelectionInsideAFile(t *testing.T) {
+	_, g := setup(t)
+	dir := t.TempDir()
+	copyDir(t, "testdata/suite", dir)
+	caseFile := filepath.Join(dir, "adder", "case.yaml")
+	data, _ := os.ReadFile(caseFile)
+	text := strings.Replace(string(data), "{name: public, runner: pytest, paths: [tests], timeout: 60s, tests: 1}",
+		`{name: public, runner: pytest, paths: ["/checks/acceptance/test_acc.py::test_zero"], tests: 1}`, 1)
+	text = strings.Replace(text, "{name: regression, runner: pytest, paths: [/checks/regression], timeout: 60s, tests: 1}",
+		`{name: regression, runner: pytest, paths: [/checks/acceptance], keyword: "negative and not both", tests: 1}`, 1)
+	os.WriteFile(caseFile, []byte(text), 0o644)
+	s, err := tasks.LoadSuite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Case("adder")
+	gr, err := g.Grade(context.Background(), s, c, 1, answer(t, c, false), grader.Labels{Run: "test-selection"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The starter clamps negatives: test_zero passes, test_negative fails.
+	if pub := gr.Group("public"); !pub.Success || pub.Total != 1 || !strings.HasSuffix(pub.TestIDs[0], "test_zero") {
+		t.Errorf("public by node id: %+v", pub)
+	}
+	if reg := gr.Group("regression"); reg.Success || reg.Total != 1 || reg.FailedTests[0] != "test_negative" {
+		t.Errorf("regression by keyword: %+v", reg)
+	}
+}

@@ -89,7 +89,7 @@ func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir 
 	if _, err := box.Exec(ctx, []string{"mkdir", "-p", dir}, sandbox.ExecOptions{Timeout: 10 * time.Second}); err != nil {
 		return err
 	}
-	out, err := box.Exec(ctx, pytestCommand(junit, g.Paths), sandbox.ExecOptions{Timeout: remaining()})
+	out, err := box.Exec(ctx, pytestCommand(junit, selectArgs(g)), sandbox.ExecOptions{Timeout: remaining()})
 	if err != nil {
 		return err
 	}

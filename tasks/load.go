@@ -88,6 +88,7 @@ type groupYAML struct {
 	Timeout  string   `yaml:"timeout"`
 	Required *bool    `yaml:"required"`
 	Tests    *int     `yaml:"tests"`
+	Keyword  string   `yaml:"keyword"`
 }
 
 type controlYAML struct {
@@ -330,6 +331,15 @@ func loadPhase(c *Case, n int, py phaseYAML, fe func(string, string) error) (*Ph
 			}
 			g.Tests = *gy.Tests
 		}
+		if gy.Keyword != "" {
+			if g.Runner != RunnerPytest {
+				return nil, fe(gf+".keyword", fmt.Sprintf("runner %s selects no tests by keyword (pytest only)", g.Runner))
+			}
+			if strings.HasPrefix(gy.Keyword, "-") || strings.ContainsAny(gy.Keyword, "\n\x00") {
+				return nil, fe(gf+".keyword", fmt.Sprintf("%q is not a pytest -k expression", gy.Keyword))
+			}
+			g.Keyword = gy.Keyword
+		}
 		if err := checkGroupFiles(c, p, g); err != nil {
 			return nil, fe(gf, err.Error())
 		}
@@ -363,6 +373,9 @@ func checkGroupFiles(c *Case, p *Phase, g *Group) error {
 			return errors.New("paths: lists no test path")
 		}
 		for i, tp := range g.Paths {
+			// A path may select tests inside its file by pytest node id
+			// ("test_x.py::TestA::test_y", "test_x.py::test_z[1]").
+			tp, _, _ = strings.Cut(tp, "::")
 			if strings.HasPrefix(tp, "/") {
 				if _, err := checksPath(c, tp); err != nil {
 					return fmt.Errorf("paths[%d]: %w", i, err)

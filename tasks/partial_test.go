@@ -47,3 +47,26 @@ func TestLoadSuitePartial(t *testing.T) {
 		t.Errorf("a broken suite.yaml is an error: %v", err)
 	}
 }
+
+func TestSelectionFields(t *testing.T) {
+	dir := fixture(t)
+	edit(t, dir+"/adder/case.yaml", "paths: [/checks/acceptance]", `paths: ["/checks/acceptance/test_acc.py::test_zero"], keyword: "zero or negative"`)
+	s, err := LoadSuite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := s.Case("adder").Phases[0].Group("acceptance"); g.Keyword != "zero or negative" || g.Paths[0] != "/checks/acceptance/test_acc.py::test_zero" {
+		t.Errorf("acceptance %+v", g)
+	}
+	for _, tt := range []struct{ old, new, want string }{
+		{"paths: [/checks/acceptance]", `paths: ["/checks/acceptance/nosuch.py::test_zero"]`, "nosuch.py"},
+		{"{name: syntax, runner: py-compile}", `{name: syntax, runner: py-compile, keyword: x}`, "groups[3].keyword"},
+		{"paths: [/checks/acceptance]", `paths: [/checks/acceptance], keyword: "--co"`, "not a pytest -k expression"},
+	} {
+		dir := fixture(t)
+		edit(t, dir+"/adder/case.yaml", tt.old, tt.new)
+		if _, err := LoadSuite(dir); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.new, err, tt.want)
+		}
+	}
+}
