@@ -22,6 +22,10 @@ type Grade struct {
 	MissingStarterFiles      []string      `json:"missing_starter_files"`
 	MissingStarterFilesCount int           `json:"missing_starter_files_count"`
 	Groups                   []GroupResult `json:"groups"`
+	// Shadowed lists answer files Python never imports while grading
+	// because a standard-library or image module has their name
+	// (tasks.Shadowed): the tests ran against that module instead.
+	Shadowed []string `json:"shadowed,omitempty"`
 	// Solved is no protected change, no missing starter file and every
 	// required group succeeded.
 	Solved   bool      `json:"solved"`

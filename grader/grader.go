@@ -106,6 +106,7 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	if err := box.CopyInReadOnly(ctx, "/checks", checks); err != nil {
 		return nil, fmt.Errorf("grade %s phase %d: copy checks: %w", c.Name, phase, err)
 	}
+	gr.Shadowed = shadowed(c, ws)
 	gr.Solved = gr.ProtectedChangesCount == 0 && gr.MissingStarterFilesCount == 0
 	for _, grp := range orderGroups(p.Groups) {
 		res, err := runGroup(ctx, box, grp)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 	"github.com/evalctl/evalctl/tasks"
 )
@@ -106,5 +107,39 @@ func TestSelectionInsideAFile(t *testing.T) {
 	}
 	if reg := gr.Group("regression"); reg.Success || reg.Total != 1 || reg.FailedTests[0] != "test_negative" {
 		t.Errorf("regression by keyword: %+v", reg)
+	}
+}
+
+// TestShadowedAnswerModule: an answer file named like a standard-library
+// module is flagged in the grade; the module lists match the image.
+func TestShadowedAnswerModule(t *testing.T) {
+	s, g := setup(t)
+	c := s.Case("adder")
+	gr, err := g.Grade(context.Background(), s, c, 1, answer(t, c, true, file("random.py", "x = 1\n")), grader.Labels{Run: "test-shadowed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gr.Shadowed) != 1 || !strings.HasPrefix(gr.Shadowed[0], "random.py (shadowed by the standard library's module random)") {
+		t.Errorf("shadowed %q", gr.Shadowed)
+	}
+	box := sandboxtest.Start(t, sandbox.Spec{})
+	res, err := box.Exec(context.Background(), []string{"python3", "-I", "-c", "import sys; print(' '.join(sorted(sys.stdlib_module_names)))"}, sandbox.ExecOptions{})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	names := strings.Fields(string(res.Stdout))
+	if len(names) != len(tasks.StdlibModules) {
+		t.Errorf("image has %d standard-library modules, tasks.StdlibModules %d", len(names), len(tasks.StdlibModules))
+	}
+	for _, n := range names {
+		if !tasks.StdlibModules[n] {
+			t.Errorf("tasks.StdlibModules lacks %s", n)
+		}
+	}
+	for m := range tasks.ImageModules {
+		res, err := box.Exec(context.Background(), []string{"python3", "-I", "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)", m}, sandbox.ExecOptions{})
+		if err != nil || res.ExitCode != 0 {
+			t.Errorf("image module %s not found in the image: %v %s", m, err, res.Stderr)
+		}
 	}
 }

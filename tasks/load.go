@@ -235,6 +235,19 @@ func LoadCase(dir string) (*Case, error) {
 			return nil, fe(fmt.Sprintf("protected[%d]", i), fmt.Sprintf("glob %q matches no file of the workspace", g))
 		}
 	}
+	if c.Language == Python {
+		files := visible
+		for _, p := range c.Phases {
+			ref, err := ListFiles(p.ReferenceDir)
+			if err != nil {
+				return nil, fe(fmt.Sprintf("phases[%d].reference", p.Number-1), err.Error())
+			}
+			files = append(files, ref...)
+		}
+		if sh := Shadowed(files); len(sh) > 0 {
+			return nil, fe("workspace", fmt.Sprintf("%s: the grader appends the workspace to sys.path, after the standard library and pytest, so the tests would import those modules, never these files; rename them", strings.Join(sh, ", ")))
+		}
+	}
 	names := map[string]bool{}
 	for i, cy := range cy.Controls {
 		field := fmt.Sprintf("controls[%d]", i)

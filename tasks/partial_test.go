@@ -70,3 +70,21 @@ func TestSelectionFields(t *testing.T) {
 		}
 	}
 }
+
+func TestShadowed(t *testing.T) {
+	got := Shadowed([]string{"queue.py", "wallet.py", "pytest/__init__.py", "pytest/x.py", "tests/test_a.py", "sub/random.py", "json.txt", "CONTRACT.md"})
+	want := []string{"pytest/ (shadowed by the sandbox image's module pytest)", "queue.py (shadowed by the standard library's module queue)"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Shadowed = %q, want %q", got, want)
+	}
+	dir := fixture(t)
+	os.WriteFile(dir+"/adder/workspace/queue.py", []byte("x = 1\n"), 0o644)
+	if _, err := LoadSuite(dir); err == nil || !strings.Contains(err.Error(), "adder/case.yaml: field workspace: queue.py (shadowed by the standard library's module queue)") {
+		t.Errorf("workspace module named like the standard library: %v", err)
+	}
+	dir = fixture(t)
+	os.WriteFile(dir+"/adder/reference/phase-1/pytest.py", []byte("x = 1\n"), 0o644)
+	if _, err := LoadSuite(dir); err == nil || !strings.Contains(err.Error(), "pytest.py (shadowed by the sandbox image's module pytest)") {
+		t.Errorf("reference module named like pytest: %v", err)
+	}
+}
