@@ -79,3 +79,35 @@ func TestCasesCheckOtherCaseOfABrokenSuite(t *testing.T) {
 		t.Errorf("cases check adder: exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+func TestCasesImportUsage(t *testing.T) {
+	tmpl := filepath.Join(t.TempDir(), "prompt.tmpl")
+	os.WriteFile(tmpl, []byte("{{.Instruction}}"), 0o644)
+	fixture := "../../tasks/importer/testdata/exercism"
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"cases", "import"}, 2, "takes FORMAT and SRC (formats: exercism)"},
+		{[]string{"cases", "import", "polyglot", fixture, "--out", t.TempDir()}, 2, `unknown format "polyglot"`},
+		{[]string{"cases", "import", "exercism", fixture}, 2, "--out SUITE is required"},
+		{[]string{"cases", "import", "exercism", "/nonexistent", "--out", t.TempDir()}, 2, "SRC /nonexistent is not a directory"},
+		{[]string{"cases", "import", "exercism", fixture, "--out", t.TempDir(), "--prompt-template", tmpl}, 2, "Instruction"},
+		{[]string{"cases", "controls"}, 2, "expected 'cases controls generate"},
+		{[]string{"cases", "controls", "generate", "--max", "0"}, 2, "must be at least 1"},
+		{[]string{"cases", "check", "--retries", "-1"}, 2, "--retries must be at least 0"},
+	}
+	for _, tt := range tests {
+		code, out, errs := runCLI(t, tt.args...)
+		if code != tt.code || !strings.Contains(errs, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q (stdout %q); want %d, %q", tt.args, code, errs, out, tt.code, tt.want)
+		}
+	}
+	// A non-empty --out is refused before anything is graded.
+	out := t.TempDir()
+	os.WriteFile(filepath.Join(out, "keep.txt"), []byte("x"), 0o644)
+	if code, _, errs := runCLI(t, "cases", "import", "exercism", fixture, "--out", out); code != 1 || !strings.Contains(errs, "is not empty") {
+		t.Errorf("non-empty --out: exit %d %q", code, errs)
+	}
+}
