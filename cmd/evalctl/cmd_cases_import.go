@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 
@@ -158,31 +159,44 @@ func generateControls(ctx context.Context, e *env, gen *controls.Generator, dir 
 		opt.Keep = 0
 	}
 	opt.Labels = grader.Labels{Run: gateRunLabel("cases-controls")}
+	// Cases run at once (the grader bounds the grades in flight), so the
+	// container that makes one case's mutants overlaps another's grades;
+	// each case is printed as it finishes.
 	var failed []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for _, c := range cases {
-		reps, err := gen.Generate(ctx, s, c, opt)
-		if err == nil && write {
-			err = controls.Write(c, reps)
-		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "%s: %v\n", c.Name, err)
-			failed = append(failed, c.Name)
-			continue
-		}
-		for _, r := range reps {
-			fmt.Fprintln(e.stdout, controls.Summary(r))
-			var kept, plausible []string
-			for _, m := range r.Kept() {
-				kept = append(kept, m.ID)
-				if m.Plausible {
-					plausible = append(plausible, m.ID)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps, err := gen.Generate(ctx, s, c, opt)
+			if err == nil && write {
+				err = controls.Write(c, reps)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				fmt.Fprintf(e.stderr, "%s: %v\n", c.Name, err)
+				failed = append(failed, c.Name)
+				return
+			}
+			for _, r := range reps {
+				fmt.Fprintln(e.stdout, controls.Summary(r))
+				var kept, plausible []string
+				for _, m := range r.Kept() {
+					kept = append(kept, m.ID)
+					if m.Plausible {
+						plausible = append(plausible, m.ID)
+					}
+				}
+				if write {
+					fmt.Fprintf(e.stdout, "  controls written: %s (plausible: %s)\n", orNone(kept), orNone(plausible))
 				}
 			}
-			if write {
-				fmt.Fprintf(e.stdout, "  controls written: %s (plausible: %s)\n", orNone(kept), orNone(plausible))
-			}
-		}
+		}()
 	}
+	wg.Wait()
+	sort.Strings(failed)
 	if len(failed) > 0 {
 		return &exitError{code: 1, msg: fmt.Sprintf("control generation failed for %d of %d cases: %s", len(failed), len(cases), strings.Join(failed, ", "))}
 	}
