@@ -143,13 +143,22 @@ func generateControls(ctx context.Context, e *env, gen *controls.Generator, dir 
 	if err != nil {
 		return err
 	}
-	cases := s.Cases
+	var cases []*tasks.Case
 	if len(names) > 0 {
-		cases = nil
 		for _, n := range names {
 			c := s.Case(n)
 			if c == nil {
 				return usagef("suite %s has no case %q", s.ID(), n)
+			}
+			cases = append(cases, c)
+		}
+	} else {
+		// All cases: those the generator cannot mutate are named and
+		// skipped; named explicitly, they are an error.
+		for _, c := range s.Cases {
+			if c.Language != tasks.Python {
+				fmt.Fprintf(e.stderr, "%s: skipped: only Python references are mutated (the case is %s)\n", c.Name, c.Language)
+				continue
 			}
 			cases = append(cases, c)
 		}
