@@ -9,7 +9,8 @@ Operators: comparison swaps and boundary shifts (< to <=, == to !=),
 arithmetic and boolean operator swaps, integer constants off by one, True
 and False swapped, `not` dropped, a statement dropped (replaced by pass),
 an if/elif branch's condition forced false, a return's value replaced by
-None. Mutants whose unparsed source equals the original's are left out.
+None. Mutants whose unparsed source equals the original's are left out, and
+so are drops of docstrings and __all__ (equivalent by construction).
 """
 import ast
 import copy
@@ -21,6 +22,12 @@ CMP = {ast.Lt: [ast.LtE, ast.GtE], ast.LtE: [ast.Lt, ast.Gt], ast.Gt: [ast.GtE, 
 BIN = {ast.Add: [ast.Sub], ast.Sub: [ast.Add], ast.Mult: [ast.Add], ast.Div: [ast.Mult], ast.FloorDiv: [ast.Div, ast.Mult],
        ast.Mod: [ast.FloorDiv], ast.Pow: [ast.Mult], ast.BitAnd: [ast.BitOr], ast.BitOr: [ast.BitAnd]}
 BOOL = {ast.And: [ast.Or], ast.Or: [ast.And]}
+
+
+def is_dunder_all(st):
+    """An __all__ assignment: dropping it changes no behaviour a test sees."""
+    return isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
+        isinstance(t, ast.Name) and t.id == "__all__" for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
 
 
 def sites(tree):
@@ -57,7 +64,8 @@ def sites(tree):
             if isinstance(stmts, list):
                 for i, st in enumerate(stmts):
                     if isinstance(st, ast.stmt) and not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Pass)) \
-                            and not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str)):
+                            and not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str)) \
+                            and not is_dunder_all(st):
                         out.append((node, "drop", (field, i)))
     return out
 
