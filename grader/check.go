@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
@@ -128,7 +127,7 @@ func Expect(v Variant, g *Grade) CheckResult {
 				continue
 			}
 			for _, id := range ids {
-				if !failedTest(gr.FailedTests, id) {
+				if !failedID(gr, id) {
 					r.Problems = append(r.Problems, fmt.Sprintf("passes %s test %s", group, id))
 				}
 			}
@@ -177,49 +176,9 @@ func unsolvedWhy(g *Grade) string {
 
 // CheckCases grades every variant of the given cases (all at once, bounded
 // by the grader's concurrency) and judges each. Results come back in the
-// order of cases, phases and variants.
+// order of cases, phases and variants; see CheckCasesWith.
 func (g *Grader) CheckCases(ctx context.Context, s *tasks.Suite, cases []*tasks.Case) ([]CheckResult, error) {
-	type job struct {
-		c *tasks.Case
-		v Variant
-	}
-	var jobs []job
-	for _, c := range cases {
-		vs, err := Variants(c)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range vs {
-			jobs = append(jobs, job{c, v})
-		}
-	}
-	results := make([]CheckResult, len(jobs))
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			snap, err := sandbox.NewSnapshot(j.v.Entries)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			gr, err := g.Grade(ctx, s, j.c, j.v.Phase, snap, Labels{Run: "cases-check"})
-			if err != nil {
-				errs[i] = fmt.Errorf("%s phase %d %s: %w", j.c.Name, j.v.Phase, j.v.Name, err)
-				return
-			}
-			results[i] = Expect(j.v, gr)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return results, err
-		}
-	}
-	return results, nil
+	return g.CheckCasesWith(ctx, s, cases, CheckOptions{})
 }
 
 // JudgeControls judges each case's set of negative controls from the
@@ -237,7 +196,7 @@ func JudgeControls(cases []*tasks.Case, results []CheckResult) []CheckResult {
 			if res.Case != c.Name || res.Kind != KindControl || res.Grade == nil {
 				continue
 			}
-			if pub := res.Grade.Group("public"); pub != nil && pub.Success && res.Grade.ProtectedChangesCount == 0 && res.Met {
+			if res.Met && res.Grade.ProtectedChangesCount == 0 && Plausible(res.Grade) {
 				plausible = append(plausible, res.Variant)
 			}
 		}
@@ -245,7 +204,7 @@ func JudgeControls(cases []*tasks.Case, results []CheckResult) []CheckResult {
 			r.Problems = append(r.Problems, fmt.Sprintf("%d negative control(s); a case needs at least 2", n))
 		}
 		if len(plausible) == 0 {
-			r.Problems = append(r.Problems, "no control passes the public tests: add a plausible wrong answer (passes public, misses an edge the contract states)")
+			r.Problems = append(r.Problems, "no plausible control: add a wrong answer that passes the public tests (in a phase without public tests: passes part of acceptance) and misses an edge the contract states")
 		} else {
 			r.Extra = append(r.Extra, "plausible: "+strings.Join(plausible, ", "))
 		}

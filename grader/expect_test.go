@@ -92,6 +92,11 @@ func TestJudgeControls(t *testing.T) {
 		return grader.CheckResult{Case: "c", Kind: grader.KindControl, Variant: name, Met: met,
 			Grade: &grader.Grade{ProtectedChangesCount: protected, Groups: []grader.GroupResult{pub(publicOK)}}}
 	}
+	// acc is a control graded in a phase without a public group.
+	acc := func(name string, passed, total int) grader.CheckResult {
+		return grader.CheckResult{Case: "c", Kind: grader.KindControl, Variant: name, Met: true,
+			Grade: &grader.Grade{Groups: []grader.GroupResult{{Name: "acceptance", Required: true, Passed: passed, Failed: total - passed, Total: total, Success: passed == total}}}}
+	}
 	two := &tasks.Case{Name: "c", Controls: []*tasks.Control{{Name: "a"}, {Name: "b"}}}
 	one := &tasks.Case{Name: "c", Controls: []*tasks.Control{{Name: "a"}}}
 	tests := []struct {
@@ -103,12 +108,14 @@ func TestJudgeControls(t *testing.T) {
 		extra   string
 	}{
 		{"one plausible of two", two, []grader.CheckResult{row("a", true, 0, true), row("b", false, 0, true)}, true, "", "plausible: a"},
-		{"none passes public", two, []grader.CheckResult{row("a", false, 0, true), row("b", false, 0, true)}, false, "no control passes the public tests", ""},
-		{"passing public by changing a protected file is not plausible", two, []grader.CheckResult{row("a", true, 1, true), row("b", false, 0, true)}, false, "no control passes the public tests", ""},
-		{"a control that misses its expectation is not plausible", two, []grader.CheckResult{row("a", true, 0, false), row("b", false, 0, true)}, false, "no control passes the public tests", ""},
+		{"none passes public", two, []grader.CheckResult{row("a", false, 0, true), row("b", false, 0, true)}, false, "no plausible control", ""},
+		{"passing public by changing a protected file is not plausible", two, []grader.CheckResult{row("a", true, 1, true), row("b", false, 0, true)}, false, "no plausible control", ""},
+		{"a control that misses its expectation is not plausible", two, []grader.CheckResult{row("a", true, 0, false), row("b", false, 0, true)}, false, "no plausible control", ""},
+		{"hidden-only phase: passing part of acceptance is plausible", two, []grader.CheckResult{acc("a", 2, 3), acc("b", 0, 3)}, true, "", "plausible: a"},
+		{"hidden-only phase: failing every acceptance test is not plausible", two, []grader.CheckResult{acc("a", 0, 3), acc("b", 0, 3)}, false, "no plausible control", ""},
 		{"too few controls", one, []grader.CheckResult{row("a", true, 0, true)}, false, "1 negative control(s); a case needs at least 2", "plausible: a"},
 		{"rows of other cases do not count", two, []grader.CheckResult{{Case: "d", Kind: grader.KindControl, Variant: "x", Met: true,
-			Grade: &grader.Grade{Groups: []grader.GroupResult{pub(true)}}}}, false, "no control passes", ""},
+			Grade: &grader.Grade{Groups: []grader.GroupResult{pub(true)}}}}, false, "no plausible control", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,6 +26,10 @@ type Grade struct {
 	// (sandbox.TooLargeMarker). An answer cannot make itself unscored.
 	AnswerTooLarge bool          `json:"answer_too_large,omitempty"`
 	Groups         []GroupResult `json:"groups"`
+	// Shadowed lists answer files Python never imports while grading
+	// because a standard-library or image module has their name
+	// (tasks.Shadowed): the tests ran against that module instead.
+	Shadowed []string `json:"shadowed,omitempty"`
 	// Solved is no protected change, no missing starter file and every
 	// required group succeeded.
 	Solved   bool      `json:"solved"`
@@ -48,8 +52,15 @@ type GroupResult struct {
 	Success bool `json:"success"`
 	// FailedTests names the failed tests (see cases/README.md for ids).
 	FailedTests []string `json:"failed_tests,omitempty"`
-	TimedOut    bool     `json:"timed_out,omitempty"`
-	ExitCode    int      `json:"exit_code"`
+	// TestIDs and FailedIDs are the qualified ids (pytest: JUnit classname
+	// and name, "test_p.TestA.test_empty") of every test run and of those
+	// failed; see ids.go. CollectionErrors names the modules pytest could not
+	// import (an import error of the answer).
+	TestIDs          []string `json:"test_ids,omitempty"`
+	FailedIDs        []string `json:"failed_ids,omitempty"`
+	CollectionErrors []string `json:"collection_errors,omitempty"`
+	TimedOut         bool     `json:"timed_out,omitempty"`
+	ExitCode         int      `json:"exit_code"`
 	// Output is the tail of the group's output, for a person reading why.
 	Output  string  `json:"output,omitempty"`
 	Seconds float64 `json:"seconds"`

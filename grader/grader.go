@@ -133,6 +133,7 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 		return nil, fmt.Errorf("grade %s phase %d: copy checks: %w", c.Name, phase, err)
 	}
 	<-warm
+	gr.Shadowed = shadowed(c, ws)
 	gr.Solved = gr.ProtectedChangesCount == 0 && gr.MissingStarterFilesCount == 0
 	for _, grp := range orderGroups(p.Groups) {
 		res, err := runGroup(ctx, box, grp)

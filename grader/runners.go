@@ -54,7 +54,7 @@ func runGroup(ctx context.Context, box *sandbox.Container, g *tasks.Group) (*Gro
 	// process ended early (or the checks are not what the case says).
 	res.Declared = g.Tests
 	counted := g.Tests == 0 || res.Total == g.Tests
-	if !counted {
+	if !counted && len(res.CollectionErrors) == 0 { // a collection error says why already
 		res.Output = fmt.Sprintf("evalctl: the report counts %d tests, the case declares %d: the test run ended early\n", res.Total, g.Tests) + res.Output
 	}
 	res.Success = res.ExitCode == 0 && !res.TimedOut && res.Total > 0 && res.Passed == res.Total && counted
@@ -109,7 +109,7 @@ func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir 
 	if host.ExitCode != 0 {
 		return fmt.Errorf("start the answer's host: %s", host.Stderr)
 	}
-	out, err := box.Exec(ctx, pytestCommand(junit, dir+"-tmp", g.Paths), sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser,
+	out, err := box.Exec(ctx, pytestCommand(junit, dir+"-tmp", selectArgs(g)), sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser,
 		Env: []string{"EVALCTL_ANSWER_SOCKET=" + sock, "EVALCTL_REPORT_DIR=" + dir}})
 	if err != nil {
 		return err
@@ -131,6 +131,7 @@ func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir 
 		return nil
 	}
 	res.Total, res.Passed, res.FailedTests = total, passed, failed
+	noteIDs(res, report.Stdout)
 	return nil
 }
 

@@ -25,10 +25,16 @@ const (
 const DefaultGroupTimeout = 120 * time.Second
 
 // RequiredGroups lists, per language, the check groups every phase declares.
+// The public and regression groups are optional (see OptionalGroups): a
+// case may show the model no tests at all, as outside suites such as
+// Exercism's do, and may have nothing to regress.
 var RequiredGroups = map[Language][]string{
-	Python:     {"acceptance", "regression", "public", "syntax"},
-	TypeScript: {"acceptance", "regression", "public", "typecheck", "consumer_typecheck"},
+	Python:     {"acceptance", "syntax"},
+	TypeScript: {"acceptance", "typecheck", "consumer_typecheck"},
 }
+
+// OptionalGroups lists the check groups a phase may leave out.
+var OptionalGroups = []string{"public", "regression"}
 
 var allowedRunners = map[Language]map[Runner]bool{
 	Python:     {RunnerPytest: true, RunnerPyCompile: true},
@@ -86,6 +92,7 @@ type groupYAML struct {
 	Timeout  string   `yaml:"timeout"`
 	Required *bool    `yaml:"required"`
 	Tests    *int     `yaml:"tests"`
+	Keyword  string   `yaml:"keyword"`
 }
 
 type controlYAML struct {
@@ -237,6 +244,19 @@ func LoadCase(dir string) (*Case, error) {
 			return nil, fe(fmt.Sprintf("protected[%d]", i), fmt.Sprintf("glob %q matches no file of the workspace", g))
 		}
 	}
+	if c.Language == Python {
+		files := visible
+		for _, p := range c.Phases {
+			ref, err := ListFiles(p.ReferenceDir)
+			if err != nil {
+				return nil, fe(fmt.Sprintf("phases[%d].reference", p.Number-1), err.Error())
+			}
+			files = append(files, ref...)
+		}
+		if sh := Shadowed(files); len(sh) > 0 {
+			return nil, fe("workspace", fmt.Sprintf("%s: the grader appends the workspace to sys.path, after the standard library and pytest, so the tests would import those modules, never these files; rename them", strings.Join(sh, ", ")))
+		}
+	}
 	names := map[string]bool{}
 	for i, cy := range cy.Controls {
 		field := fmt.Sprintf("controls[%d]", i)
@@ -333,6 +353,15 @@ func loadPhase(c *Case, n int, py phaseYAML, fe func(string, string) error) (*Ph
 			}
 			g.Tests = *gy.Tests
 		}
+		if gy.Keyword != "" {
+			if g.Runner != RunnerPytest {
+				return nil, fe(gf+".keyword", fmt.Sprintf("runner %s selects no tests by keyword (pytest only)", g.Runner))
+			}
+			if strings.HasPrefix(gy.Keyword, "-") || strings.ContainsAny(gy.Keyword, "\n\x00") {
+				return nil, fe(gf+".keyword", fmt.Sprintf("%q is not a pytest -k expression", gy.Keyword))
+			}
+			g.Keyword = gy.Keyword
+		}
 		if err := checkGroupFiles(c, p, g); err != nil {
 			return nil, fe(gf, err.Error())
 		}
@@ -366,6 +395,9 @@ func checkGroupFiles(c *Case, p *Phase, g *Group) error {
 			return errors.New("paths: lists no test path")
 		}
 		for i, tp := range g.Paths {
+			// A path may select tests inside its file by pytest node id
+			// ("test_x.py::TestA::test_y", "test_x.py::test_z[1]").
+			tp, _, _ = strings.Cut(tp, "::")
 			if strings.HasPrefix(tp, "/") {
 				if _, err := checksPath(c, tp); err != nil {
 					return fmt.Errorf("paths[%d]: %w", i, err)

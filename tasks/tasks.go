@@ -99,7 +99,8 @@ type Group struct {
 	Name   string
 	Runner Runner
 	// Paths are test paths for pytest (relative to /workspace, or absolute
-	// under /checks) and, for node-test, paths inside the tsc output
+	// under /checks; a path may end in a node id selecting tests inside its
+	// file, "test_x.py::TestA::test_y") and, for node-test, paths inside the tsc output
 	// directory (which mirrors the file system from "/").
 	Paths []string
 	// TSConfig is the tsconfig.json tsc uses (node-test, tsc runners), an
@@ -115,6 +116,9 @@ type Group struct {
 	// so far, all passing: the grader fails a group whose report counts
 	// other than this many, and 'cases check' requires it to be declared.
 	Tests int
+	// Keyword, for pytest, selects tests by keyword expression (pytest -k),
+	// so a group can run a subset of a file without a copy of it.
+	Keyword string
 }
 
 // Control is a negative control: a deliberately wrong answer that the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -14,12 +15,18 @@ import (
 	"github.com/evalctl/evalctl/tasks"
 )
 
-const casesUsage = `usage: evalctl cases <list|fingerprint|check> [flags]
+const casesUsage = `usage: evalctl cases <list|fingerprint|check|import|controls> [flags]
 
   list         the suite's cases: name, language, phases, controls, summary
   fingerprint  the suite's name, version and SHA-256 fingerprint
   check        the fixture gate: reference solved, starter fails acceptance,
-               each negative control fails what it declares (exit 1 if not)`
+               each negative control fails what it declares (exit 1 if not)
+  import       FORMAT SRC --out SUITE: a new suite from an outside one
+               (formats: exercism), test counts from the references, controls
+               generated
+  controls generate [CASE...]
+               negative controls from mutants of the reference, and each
+               case's mutation score and surviving mutants`
 
 func cmdCases(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
@@ -35,6 +42,10 @@ func cmdCases(ctx context.Context, e *env, args []string) error {
 		return casesFingerprint(e, args[1:])
 	case "check":
 		return casesCheck(ctx, e, args[1:])
+	case "import":
+		return casesImport(ctx, e, args[1:])
+	case "controls":
+		return casesControls(ctx, e, args[1:])
 	}
 	return usagef("unknown subcommand 'cases %s'", args[0])
 }
@@ -117,9 +128,10 @@ func casesFingerprint(e *env, args []string) error {
 }
 
 func casesCheck(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "cases check", "cases check [--suite DIR] [--concurrency N] [--format table|json] [CASE...]")
-	load := suiteFlag(fs)
+	fs := newFlags(e, "cases check", "cases check [--suite DIR] [--concurrency N] [--retries N] [--format table|json] [CASE...]")
+	dir := fs.String("suite", "", "suite directory (default: ./cases when it holds a suite, else the suite built into evalctl)")
 	conc := fs.Int("concurrency", 2, "grades run at once")
+	retries := fs.Int("retries", 1, "times a variant whose grading failed for an infrastructure reason is graded again")
 	format := formatFlag(fs, "table", "table", "json")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -127,37 +139,77 @@ func casesCheck(ctx context.Context, e *env, args []string) error {
 	if *conc < 1 {
 		return usagef("--concurrency must be at least 1")
 	}
+	if *retries < 0 {
+		return usagef("--retries must be at least 0")
+	}
 	f, err := format()
 	if err != nil {
 		return err
 	}
 	asJSON := f == "json"
-	s, err := load()
+	s, broken, err := loadSuitePartial(*dir)
 	if err != nil {
 		return err
 	}
+	brokenNames := map[string]bool{}
+	for _, b := range broken {
+		brokenNames[b.Case] = true
+	}
 	cases := s.Cases
+	var reported []*tasks.CaseError
 	if fs.NArg() > 0 {
 		cases = nil
 		for _, name := range fs.Args() {
 			c := s.Case(name)
-			if c == nil {
+			if c == nil && !brokenNames[name] {
 				return usagef("suite %s has no case %q", s.ID(), name)
 			}
-			cases = append(cases, c)
+			if c != nil {
+				cases = append(cases, c)
+			}
+			for _, b := range broken {
+				if b.Case == name {
+					reported = append(reported, b)
+				}
+			}
 		}
+	} else {
+		reported = broken
 	}
-	g, done, err := newGrader(ctx, e, *conc)
-	if err != nil {
-		return err
+	for _, b := range reported {
+		fmt.Fprintf(e.stderr, "BROKEN %v\n", b)
 	}
-	defer done()
+	var results []grader.CheckResult
 	start := time.Now()
-	results, err := g.CheckCases(ctx, s, cases)
-	if err != nil {
-		return err
+	var infra error
+	if len(cases) > 0 {
+		g, done, err := newGrader(ctx, e, *conc)
+		if err != nil {
+			return err
+		}
+		defer done()
+		n, total := 0, 0
+		for _, c := range cases {
+			vs, _ := grader.Variants(c)
+			total += len(vs)
+		}
+		results, infra = g.CheckCasesWith(ctx, s, cases, grader.CheckOptions{
+			Run: gateRunLabel("cases-check"), Retries: *retries,
+			OnResult: func(r grader.CheckResult) {
+				n++
+				verdict := "met"
+				if !r.Met {
+					verdict = "UNMET: " + strings.Join(r.Problems, "; ")
+				}
+				fmt.Fprintf(e.stderr, "[%d/%d %.0fs] %s phase %d %s: %s\n", n, total, time.Since(start).Seconds(), r.Case, r.Phase, r.Variant, verdict)
+			},
+		})
+		var ie *grader.InfraError
+		if infra != nil && !errors.As(infra, &ie) {
+			return infra
+		}
+		results = append(results, grader.JudgeControls(cases, results)...)
 	}
-	results = append(results, grader.JudgeControls(cases, results)...)
 	failed := 0
 	for _, r := range results {
 		if !r.Met {
@@ -165,16 +217,31 @@ func casesCheck(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if asJSON {
-		if err := writeJSON(e.stdout, results); err != nil {
+		type brokenRow struct {
+			Case  string `json:"case"`
+			Error string `json:"error"`
+		}
+		rows := []brokenRow{}
+		for _, b := range reported {
+			rows = append(rows, brokenRow{b.Case, b.Err.Error()})
+		}
+		if err := writeJSON(e.stdout, map[string]any{"results": results, "broken_cases": rows, "mutation": mutationReports(cases)}); err != nil {
 			return err
 		}
 	} else {
 		printChecks(e, results)
-		fmt.Fprintf(e.stdout, "\n%s (%s): %d variants and %d cases judged, %d expectations unmet, %.1fs with concurrency %d\n",
-			s.ID(), s.Fingerprint[:16], len(results)-len(cases), len(cases), failed, time.Since(start).Seconds(), *conc)
+		printMutation(e, cases)
+		for _, b := range reported {
+			fmt.Fprintf(e.stdout, "BROKEN %v\n", b)
+		}
+		fmt.Fprintf(e.stdout, "\n%s (%s): %d variants and %d cases judged, %d expectations unmet, %d cases broken, %.1fs with concurrency %d\n",
+			s.ID(), s.Fingerprint[:16], len(results)-len(cases), len(cases), failed, len(reported), time.Since(start).Seconds(), *conc)
 	}
-	if failed > 0 {
-		return &exitError{code: 1, msg: fmt.Sprintf("%d of %d fixture expectations unmet", failed, len(results))}
+	switch {
+	case failed > 0 || len(reported) > 0:
+		return &exitError{code: 1, msg: fmt.Sprintf("%d of %d fixture expectations unmet, %d cases broken", failed, len(results), len(reported))}
+	case infra != nil:
+		return infra
 	}
 	return nil
 }

@@ -1,0 +1,136 @@
+package controls_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/grader/controls"
+	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/sandbox/sandboxtest"
+	"github.com/evalctl/evalctl/tasks"
+	"github.com/evalctl/evalctl/tasks/importer"
+)
+
+// setup gives a generator and labels unique to the test; the containers
+// carrying them are removed when the test ends, also when it fails.
+func setup(t *testing.T) (*controls.Generator, grader.Labels) {
+	t.Helper()
+	eng, img := sandboxtest.Engine(t)
+	labels := grader.Labels{Run: fmt.Sprintf("test-%s-%d", filepath.Base(t.Name()), time.Now().UnixNano())}
+	t.Cleanup(func() {
+		if _, err := eng.Prune(context.Background(), map[string]string{sandbox.LabelRun: labels.Run}); err != nil {
+			t.Errorf("prune: %v", err)
+		}
+	})
+	g := grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: 2})
+	return &controls.Generator{Engine: eng, Image: img.Ref, Grader: g}, labels
+}
+
+// TestImportedSuitePassesTheGate: the Exercism fixture, imported, counted
+// and given generated controls, passes every expectation of 'cases check'.
+func TestImportedSuitePassesTheGate(t *testing.T) {
+	gen, labels := setup(t)
+	ctx := context.Background()
+	exs, err := importer.Exercism{}.Exercises("../../tasks/importer/testdata/exercism")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "imported")
+	if err := importer.Write(out, exs, importer.Options{Name: "imported", Version: "1.0.0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := importer.FillCounts(ctx, gen.Grader, out, exs, labels); err != nil {
+		t.Fatal(err)
+	}
+	s, err := tasks.LoadSuite(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"leap": 5, "raindrops": 7} {
+		if got := s.Case(name).Phases[0].Group("acceptance").Tests; got != want {
+			t.Errorf("%s acceptance tests: %d, want %d (what the reference ran)", name, got, want)
+		}
+	}
+	for _, c := range s.Cases {
+		reps, err := gen.Generate(ctx, s, c, controls.Options{Labels: labels})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := reps[0]
+		if r.Score == nil || r.Graded == 0 || r.Killed > r.Graded || len(r.Kept()) < 2 {
+			t.Fatalf("%s: %s, kept %d", c.Name, controls.Summary(r), len(r.Kept()))
+		}
+		for _, m := range r.Kept() {
+			if !m.Reproducible || len(m.MustFail["acceptance"]) == 0 {
+				t.Errorf("%s kept %s: reproducible %v, must_fail %v", c.Name, m.ID, m.Reproducible, m.MustFail)
+			}
+		}
+		if err := controls.Write(c, reps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err = tasks.LoadSuite(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := gen.Grader.(*grader.Grader).CheckCases(ctx, s, s.Cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results = append(results, grader.JudgeControls(s.Cases, results)...)
+	for _, r := range results {
+		if !r.Met {
+			t.Errorf("%s %s: %v", r.Case, r.Variant, r.Problems)
+		}
+	}
+	if n := len(results); n != 2*(2+3)+2 {
+		t.Errorf("%d gate rows, want 12 (reference, starter, 3 controls per case; 2 case rows)", n)
+	}
+	reps, err := controls.ReadReports(s.Case("leap"))
+	if err != nil || len(reps) != 1 || reps[0].Score == nil {
+		t.Errorf("recorded mutation report of leap: %v %v", reps, err)
+	}
+	// Writing the same controls again is refused: nothing is overwritten.
+	if err := controls.Write(s.Case("leap"), reps); err == nil || !strings.Contains(err.Error(), "exists already") {
+		t.Errorf("second write: %v, want 'exists already'", err)
+	}
+}
+
+// TestDevelopmentCasesMutationScore: on two development cases, generation
+// finds plausible controls (passing the public tests) and a mutation score.
+func TestDevelopmentCasesMutationScore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("grades dozens of mutants")
+	}
+	gen, labels := setup(t)
+	s, err := tasks.LoadSuite("../../cases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"cache", "paths"} {
+		c := s.Case(name)
+		reps, err := gen.Generate(context.Background(), s, c, controls.Options{Max: 10, Labels: labels})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := reps[0]
+		t.Log(controls.Summary(r))
+		if r.Score == nil || r.Graded != 10 || r.Killed == 0 {
+			t.Errorf("%s: %s", name, controls.Summary(r))
+		}
+		plausible := 0
+		for _, m := range r.Kept() {
+			if m.Plausible {
+				plausible++
+			}
+		}
+		if plausible == 0 {
+			t.Errorf("%s: no plausible control among %d kept", name, len(r.Kept()))
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package grader
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/evalctl/evalctl/tasks"
+)
+
+// report is a pytest JUnit report: two classes defining test_empty (one
+// failing), a parametrised test, and a module that failed to import.
+const report = `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" failures="2" skipped="0" tests="6">
+<testcase classname="test_p" name="test_q[1.5]"><failure message="x"/></testcase>
+<testcase classname="test_p" name="test_q[2]"/>
+<testcase classname="test_p.TestA" name="test_empty"><failure message="x"/></testcase>
+<testcase classname="test_p.TestB" name="test_empty"/>
+<testcase classname="leap_test.LeapTest" name="test_year"/>
+<testcase classname="" name="other_test"><error message="collection failure">ImportError while importing test module</error></testcase>
+</testsuite></testsuites>`
+
+func TestJUnitIDs(t *testing.T) {
+	all, failed, coll := JUnitIDs([]byte(report))
+	wantAll := []string{"test_p.test_q[1.5]", "test_p.test_q[2]", "test_p.TestA.test_empty", "test_p.TestB.test_empty", "leap_test.LeapTest.test_year"}
+	if !reflect.DeepEqual(all, wantAll) {
+		t.Errorf("all %q, want %q", all, wantAll)
+	}
+	if want := []string{"test_p.test_q[1.5]", "test_p.TestA.test_empty", "other_test"}; !reflect.DeepEqual(failed, want) {
+		t.Errorf("failed %q, want %q", failed, want)
+	}
+	if !reflect.DeepEqual(coll, []string{"other_test"}) {
+		t.Errorf("collection errors %q", coll)
+	}
+	res := &GroupResult{Output: "E   ImportError\nevalctl: the test session was cut short (Interrupted: 1 error during collection); it does not count as a pass\n"}
+	noteIDs(res, []byte(report))
+	if !strings.HasPrefix(res.Output, "collection error: pytest could not import other_test") {
+		t.Errorf("output %q: a collection error is reported as such, first", res.Output)
+	}
+	if strings.Contains(res.Output, "cut short") || !strings.Contains(res.Output, "E   ImportError") {
+		t.Errorf("output %q: the 'cut short' line is dropped, pytest's own output kept", res.Output)
+	}
+}
+
+func TestResolveID(t *testing.T) {
+	all, _, _ := JUnitIDs([]byte(report))
+	tests := []struct {
+		id   string
+		want []string
+	}{
+		{"test_empty", []string{"test_p.TestA.test_empty", "test_p.TestB.test_empty"}}, // ambiguous
+		{"TestA::test_empty", []string{"test_p.TestA.test_empty"}},
+		{"test_p.py::TestB::test_empty", []string{"test_p.TestB.test_empty"}},
+		{"TestA.test_empty", []string{"test_p.TestA.test_empty"}},
+		{"test_q", []string{"test_p.test_q"}},
+		{"test_q[2]", []string{"test_p.test_q[2]"}},
+		{"test_year", []string{"leap_test.LeapTest.test_year"}},
+		{"est_empty", nil}, // a suffix only at a dot
+		{"test_emptty", nil},
+	}
+	for _, tt := range tests {
+		if got := ResolveID(all, tt.id); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("ResolveID(%q) = %q, want %q", tt.id, got, tt.want)
+		}
+	}
+}
+
+// TestControlIDsAreChecked: a must_fail id is met only by the class that
+// failed; an id naming no test the reference runs, or tests of two classes,
+// is an unmet expectation with its reason.
+func TestControlIDsAreChecked(t *testing.T) {
+	_, failed, _ := JUnitIDs([]byte(report))
+	all, _, _ := JUnitIDs([]byte(report))
+	ref := &Grade{Case: "c", Phase: 1, Solved: true, Groups: []GroupResult{{Name: "acceptance", Success: true, TestIDs: all}}}
+	ctl := &Grade{Case: "c", Phase: 1, Groups: []GroupResult{{Name: "acceptance", Total: 5, Passed: 3, TestIDs: all, FailedIDs: failed,
+		FailedTests: []string{"test_q[1.5]", "test_empty"}}}}
+	tests := []struct {
+		ids  []string
+		met  bool
+		want string
+	}{
+		{[]string{"TestA::test_empty"}, true, ""},
+		{[]string{"TestB::test_empty"}, false, "passes acceptance test TestB::test_empty"},
+		{[]string{"test_empty"}, false, `"test_empty" is ambiguous: it names test_p.TestA.test_empty, test_p.TestB.test_empty`},
+		{[]string{"test_emptty"}, false, `"test_emptty" names no test the reference runs (did you mean "test_empty"?)`},
+		{[]string{"test_q"}, true, ""},
+	}
+	for _, tt := range tests {
+		c := &tasks.Control{Name: "k", Phase: 1, MustFail: map[string][]string{"acceptance": tt.ids}}
+		vs := []Variant{{Name: "reference", Kind: KindReference, Phase: 1}, {Name: "k", Kind: KindControl, Phase: 1, Control: c}}
+		results := []CheckResult{Expect(vs[0], ref), Expect(vs[1], ctl)}
+		checkControlIDs(results, vs)
+		r := results[1]
+		if r.Met != tt.met || !strings.Contains(strings.Join(r.Problems, "; "), tt.want) {
+			t.Errorf("must_fail %q: met %v problems %q; want met %v, %q", tt.ids, r.Met, r.Problems, tt.met, tt.want)
+		}
+	}
+}
