@@ -395,16 +395,30 @@ func TestViewerAPI(t *testing.T) {
 }
 
 // secondRun copies the run in dir to a sibling with another id, as a second
-// run of the same plan, and returns its id.
+// run of the same plan, and returns its id. Its attempts get ids of their
+// own too: the same attempt record reached through two runs is refused at
+// pooling, as it would be counted twice.
 func secondRun(t *testing.T, dir string) string {
 	t.Helper()
 	const id2 = "01a230a6-ffff-7a5b-8772-8ca68c6bda0a"
 	dst := filepath.Join(filepath.Dir(dir), "fixture-ab-"+id2)
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	entries, err := os.ReadDir(filepath.Join(dir, "attempts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{runID, id2}
+	for _, e := range entries {
+		if id := e.Name(); len(id) == 36 {
+			ids = append(ids, id, id[:9]+"ffff"+id[13:])
+		}
+	}
+	rename := strings.NewReplacer(ids...)
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
+		rel = rename.Replace(rel)
 		if d.IsDir() {
 			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 		}
@@ -412,8 +426,8 @@ func secondRun(t *testing.T, dir string) string {
 		if err != nil {
 			return err
 		}
-		if d.Name() == "run.json" || d.Name() == "attempt.json" {
-			data = bytes.ReplaceAll(data, []byte(runID), []byte(id2))
+		if ext := filepath.Ext(d.Name()); ext == ".json" || ext == ".jsonl" {
+			data = []byte(rename.Replace(string(data)))
 		}
 		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
 	})

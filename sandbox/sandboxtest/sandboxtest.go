@@ -26,8 +26,14 @@ var (
 // Engine returns a shared engine connection and the sandbox image, failing
 // the test with the fix when Docker is unreachable or the image cannot be
 // built.
+//
+// Under -short (the quick tier: pure logic, no Docker) the test is skipped
+// instead; 'make test' runs every test against the real engine.
 func Engine(t testing.TB) (*sandbox.Engine, *sandbox.BuiltImage) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the Docker Engine and the sandbox image: skipped under -short (run 'make test' for every test)")
+	}
 	once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
