@@ -13,7 +13,6 @@ import (
 
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/grader/controls"
-	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 	"github.com/evalctl/evalctl/tasks/importer"
 )
@@ -86,19 +85,9 @@ func casesImport(ctx context.Context, e *env, args []string) error {
 // newGenerator connects to the Docker Engine, builds the sandbox image if
 // needed, and returns a control generator with its grader.
 func newGenerator(ctx context.Context, e *env, conc int) (*controls.Generator, func(), error) {
-	eng, err := sandbox.Connect(ctx)
+	eng, img, err := sandboxImage(ctx, e)
 	if err != nil {
 		return nil, nil, err
-	}
-	recipe, err := sandbox.DefaultRecipe()
-	if err != nil {
-		eng.Close()
-		return nil, nil, err
-	}
-	img, err := eng.Build(ctx, recipe, sandbox.BuildOptions{Log: e.stderr})
-	if err != nil {
-		eng.Close()
-		return nil, nil, fmt.Errorf("sandbox image: %w", err)
 	}
 	g := grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc})
 	return &controls.Generator{Engine: eng, Image: img.Ref, Grader: g}, func() { eng.Close() }, nil

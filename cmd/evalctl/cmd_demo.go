@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"os"
 	"strings"
-
-	"golang.org/x/term"
 
 	"github.com/evalctl/evalctl/orchestrator/demo"
 	"github.com/evalctl/evalctl/sandbox"
@@ -28,10 +25,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer eng.Close()
-	live := false
-	if f, ok := e.stderr.(*os.File); ok {
-		live = term.IsTerminal(int(f.Fd()))
-	}
+	live := stderrIsTerminal(e)
 	var list []string
 	if *cases != "" {
 		list = strings.Split(*cases, ",")

@@ -66,6 +66,16 @@ func cmdRegrade(ctx context.Context, e *env, args []string) error {
 
 // newGrader connects to Docker and reuses (or builds) the sandbox image.
 func newGrader(ctx context.Context, e *env, conc int) (*grader.Grader, func(), error) {
+	eng, img, err := sandboxImage(ctx, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	return grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc}), func() { eng.Close() }, nil
+}
+
+// sandboxImage connects to the Docker Engine and reuses (or builds) the
+// sandbox image; the caller closes the engine.
+func sandboxImage(ctx context.Context, e *env) (*sandbox.Engine, *sandbox.BuiltImage, error) {
 	eng, err := sandbox.Connect(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -80,5 +90,5 @@ func newGrader(ctx context.Context, e *env, conc int) (*grader.Grader, func(), e
 		eng.Close()
 		return nil, nil, fmt.Errorf("sandbox image: %w", err)
 	}
-	return grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc}), func() { eng.Close() }, nil
+	return eng, img, nil
 }

@@ -6,10 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-
-	"golang.org/x/term"
 
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/report"
@@ -55,10 +52,7 @@ func cmdRerun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer eng.Close()
-	live := false
-	if f, ok := e.stderr.(*os.File); ok {
-		live = term.IsTerminal(int(f.Fd()))
-	}
+	live := stderrIsTerminal(e)
 	res, err := orchestrator.Rerun(ctx, orchestrator.Options{OutDir: *out, Engine: eng, Temperature: &telemetry.Thermal{},
 		Progress: e.stderr, Live: live}, pos[0], sets, *label)
 	if res == nil {

@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-
-	"golang.org/x/term"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
@@ -85,10 +82,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer eng.Close()
-	live := false
-	if f, ok := e.stderr.(*os.File); ok {
-		live = term.IsTerminal(int(f.Fd()))
-	}
+	live := stderrIsTerminal(e)
 	res, err := orchestrator.Run(ctx, orchestrator.Options{
 		PlanFile: *planFile, OutDir: *out, ResumeDir: *resumeDir, ReplaceInfra: *replace,
 		Engine: eng, GradeConcurrency: *gradeConc, Temperature: &telemetry.Thermal{},

@@ -23,6 +23,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/term"
+
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
@@ -253,4 +255,11 @@ func parseWithPositionals(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// stderrIsTerminal reports whether progress goes to a terminal, where it is
+// drawn live instead of printed as timestamped lines.
+func stderrIsTerminal(e *env) bool {
+	f, ok := e.stderr.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
