@@ -1,7 +1,9 @@
 // Package runstore keeps everything a run produces on disk: the registered
 // plan, one record per attempt, transcripts, answer snapshots and grades.
-// Records are JSON written atomically; a finished attempt is never rewritten
-// and a grade is never replaced, only added beside others.
+// It reads and writes the records (their types and the scoring rules live
+// in the root package evalctl); records are JSON written atomically, a
+// finished attempt is never rewritten and a grade is never replaced, only
+// added beside others.
 package runstore
 
 import (

@@ -29,7 +29,7 @@ import (
 //	RUNDIR/attempts/ID/attempt.json                  Attempt record
 //	RUNDIR/attempts/ID/transcript.jsonl              every request, response, tool call
 //	RUNDIR/attempts/ID/phase-N.tar                   answer snapshot of phase N
-//	RUNDIR/attempts/ID/grades/SUITE@VERSION/phase-N.json   grader.Grade
+//	RUNDIR/attempts/ID/grades/SUITE@VERSION/phase-N.json   evalctl.Grade
 const (
 	RunFile        = "run.json"
 	PlanFile       = "plan.json"

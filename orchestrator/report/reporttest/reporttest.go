@@ -1,7 +1,7 @@
 // Package reporttest writes synthetic run directories in the runstore layout
 // (run.json, plan.json, attempts/ID/attempt.json, grades/SUITE@VERSION/
 // phase-N.json) for the report's tests and benchmarks. The records go
-// through runstore's own writers and are scored by runstore.Score, so a
+// through runstore's own writers and are scored by evalctl.Score, so a
 // fixture cannot describe an outcome the real scoring would not give.
 //
 // Seed is the fixed development cohort whose per-arm totals reproduce the
