@@ -1,7 +1,7 @@
 # The README's test command is `make test`; .ci/run calls exactly that.
 GO ?= go
 
-.PHONY: test setup setup-test image vet unit cases-check demo bench
+.PHONY: test setup setup-test image vet unit cases-check demo bench graph
 
 # Both set-up commands install what a fresh Debian machine lacks: mmdebstrap
 # (to bootstrap the sandbox image without a registry), and for the tests
@@ -37,3 +37,7 @@ demo: setup
 
 bench:
 	$(GO) test -run XXX -bench . -benchtime 50x ./sandbox/
+
+# The package graph in README's Layout and docs/packages.md, from go list -deps.
+graph:
+	$(GO) generate .

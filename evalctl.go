@@ -1,6 +1,13 @@
-// Package evalctl carries what the evalctl binary needs wherever it is
-// installed: the development suite, embedded, so that 'evalctl demo' runs on
-// its built-in cases from any directory, not only from a checkout.
+// Package evalctl holds the records every other package shares: an
+// attempt, its turns and measurements, the grade of an answer snapshot and
+// the outcome the scoring rules (Score) derive from them, in their on-disk
+// JSON form. It imports only the standard library, so that anything may
+// depend on the records without linking Docker or a model client
+// (imports_test.go pins this and the rest of the package graph).
+//
+// It also carries what the evalctl binary needs wherever it is installed:
+// the development suite, embedded, so that 'evalctl demo' runs on its
+// built-in cases from any directory, not only from a checkout.
 package evalctl
 
 import "embed"

@@ -317,7 +317,7 @@ func TestCheckerShippedBeside(t *testing.T) {
 
 // TestEvidenceScoresLikeTheRecords: for every row of the committed
 // fixtures, the outcome recomputed from the evidence is the outcome
-// runstore.Score gave from the records.
+// evalctl.Score gave from the records.
 func TestEvidenceScoresLikeTheRecords(t *testing.T) {
 	in := mustLoad(t, seedDir)
 	for i := range in.Rows {
