@@ -22,7 +22,7 @@ import (
 	"github.com/evalctl/evalctl/orchestrator/longctx"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/serving"
-	"github.com/evalctl/evalctl/orchestrator/yamlcheck"
+	"github.com/evalctl/evalctl/tasks/yamlcheck"
 	"github.com/evalctl/evalctl/tasks"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/evalctl/evalctl/orchestrator/serving"
-	"github.com/evalctl/evalctl/orchestrator/yamlcheck"
+	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
 var updateRef = flag.Bool("update", false, "rewrite the generated plan reference (../docs/plan.md)")

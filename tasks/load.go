@@ -1,10 +1,8 @@
 package tasks
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -12,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+
+	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
 // SuiteFile and CaseFile are the names of the YAML files the loader reads.
@@ -103,23 +102,16 @@ type controlYAML struct {
 	Why      string              `yaml:"why"`
 }
 
-// decodeStrict decodes one YAML document into v, refusing unknown fields,
-// and prefixes every error with the file name so that yaml.v3's "line N"
-// points somewhere a person can open.
-func decodeStrict(file string, v any) error {
+// decodeStrict decodes the one YAML document of file into v through
+// yamlcheck: unknown fields (with "did you mean"), values of the wrong type,
+// a second document, tabs and broken indentation are reported with the file,
+// the field path and the line.
+func decodeStrict(file string, v any) (*yamlcheck.Doc, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%s: empty file", file)
-		}
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	return nil
+	return yamlcheck.Decode(file, data, v)
 }
 
 // LoadSuite reads and validates the suite in dir: suite.yaml, every case it
@@ -131,10 +123,11 @@ func LoadSuite(dir string) (*Suite, error) {
 	}
 	file := filepath.Join(abs, SuiteFile)
 	var sy suiteYAML
-	if err := decodeStrict(file, &sy); err != nil {
+	doc, err := decodeStrict(file, &sy)
+	if err != nil {
 		return nil, fmt.Errorf("load suite: %w", err)
 	}
-	fe := fieldErr(file)
+	fe := fieldErr(doc)
 	if sy.Name == "" {
 		return nil, fe("name", "is required")
 	}
@@ -159,7 +152,7 @@ func LoadSuite(dir string) (*Suite, error) {
 			return nil, fmt.Errorf("load suite %s: %w", abs, err)
 		}
 		if c.Name != name {
-			return nil, fieldErr(filepath.Join(c.Dir, CaseFile))("name", fmt.Sprintf("%q differs from its directory name %q", c.Name, name))
+			return nil, fieldErr(&yamlcheck.Doc{File: filepath.Join(c.Dir, CaseFile)})("name", fmt.Sprintf("%q differs from its directory name %q", c.Name, name))
 		}
 		s.Cases = append(s.Cases, c)
 	}
@@ -171,9 +164,15 @@ func LoadSuite(dir string) (*Suite, error) {
 	return s, nil
 }
 
-func fieldErr(file string) func(field, msg string) error {
+// fieldErr reports a problem with the field at path ("phases[0].prompt")
+// as "file:line: field path: msg"; the line is the field's, or its nearest
+// parent's when the file leaves the field out.
+func fieldErr(doc *yamlcheck.Doc) func(field, msg string) error {
 	return func(field, msg string) error {
-		return fmt.Errorf("%s: field %s: %s", file, field, msg)
+		if line := doc.Line(field); line > 0 {
+			return fmt.Errorf("%s:%d: field %s: %s", doc.File, line, field, msg)
+		}
+		return fmt.Errorf("%s: field %s: %s", doc.File, field, msg)
 	}
 }
 
@@ -181,10 +180,11 @@ func fieldErr(file string) func(field, msg string) error {
 func LoadCase(dir string) (*Case, error) {
 	file := filepath.Join(dir, CaseFile)
 	var cy caseYAML
-	if err := decodeStrict(file, &cy); err != nil {
+	doc, err := decodeStrict(file, &cy)
+	if err != nil {
 		return nil, err
 	}
-	fe := fieldErr(file)
+	fe := fieldErr(doc)
 	c := &Case{Dir: dir, Name: cy.Name, Language: Language(cy.Language), Summary: cy.Summary, Protected: cy.Protected}
 	if c.Name == "" {
 		return nil, fe("name", "is required")
@@ -195,7 +195,6 @@ func LoadCase(dir string) (*Case, error) {
 	if strings.TrimSpace(c.Summary) == "" || strings.Contains(strings.TrimSpace(c.Summary), "\n") {
 		return nil, fe("summary", "must be one non-empty line")
 	}
-	var err error
 	if c.WorkspaceDir, err = subdir(dir, orDefault(cy.Workspace, "workspace")); err != nil {
 		return nil, fe("workspace", err.Error())
 	}

@@ -9,7 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/evalctl/evalctl/orchestrator/yamlcheck"
+	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
 // yamlDoc is a strictly decoded YAML file that remembers where each value
