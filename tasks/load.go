@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
@@ -165,15 +164,9 @@ func LoadSuite(dir string) (*Suite, error) {
 }
 
 // fieldErr reports a problem with the field at path ("phases[0].prompt")
-// as "file:line: field path: msg"; the line is the field's, or its nearest
-// parent's when the file leaves the field out.
+// with the file and the line (see yamlcheck.Doc.Errorf).
 func fieldErr(doc *yamlcheck.Doc) func(field, msg string) error {
-	return func(field, msg string) error {
-		if line := doc.Line(field); line > 0 {
-			return fmt.Errorf("%s:%d: field %s: %s", doc.File, line, field, msg)
-		}
-		return fmt.Errorf("%s: field %s: %s", doc.File, field, msg)
-	}
+	return func(field, msg string) error { return doc.Errorf(field, "%s", msg) }
 }
 
 // LoadCase reads and validates one case directory.

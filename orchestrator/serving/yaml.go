@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -12,86 +11,15 @@ import (
 	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
-// yamlDoc is a strictly decoded YAML file that remembers where each value
-// was written, so validation errors can say file:line like the decoder's own.
-type yamlDoc struct {
-	file string
-	root *yaml.Node
-}
-
-// decodeYAML reads file into v, refusing unknown fields and extra
-// documents; every error names the file and, where yaml.v3 knows it, the
-// line.
-func decodeYAML(file string, v any) (*yamlDoc, error) {
+// decodeYAML reads file into v through yamlcheck (unknown fields with "did
+// you mean", wrong types, ranges, a second document), which names the file,
+// the field path and the line.
+func decodeYAML(file string, v any) (*yamlcheck.Doc, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	return decodeYAMLData(file, data, v)
-}
-
-// decodeYAMLData is decodeYAML for a file already read; file names it in
-// errors.
-func decodeYAMLData(file string, data []byte, v any) (*yamlDoc, error) {
-	// yamlcheck says what is wrong in a person's words (field path, line,
-	// "did you mean", a tab or a broken indentation) and decodes strictly.
-	doc, err := yamlcheck.Decode(file, data, v)
-	if err != nil {
-		return nil, err
-	}
-	return &yamlDoc{file: file, root: doc.Root}, nil
-}
-
-// errorf reports a problem with the value at path (map keys and sequence
-// indexes), as "file:line: field a.b[2]: message". When the path is absent
-// from the file the nearest parent that is present gives the line.
-func (d *yamlDoc) errorf(path []any, format string, a ...any) error {
-	line := 0
-	n := d.root
-	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-		line = n.Line
-	}
-	for _, p := range path {
-		if n == nil {
-			break
-		}
-		var next *yaml.Node
-		switch k := p.(type) {
-		case string:
-			if n.Kind == yaml.MappingNode {
-				for i := 0; i+1 < len(n.Content); i += 2 {
-					if n.Content[i].Value == k {
-						next = n.Content[i+1]
-						line = n.Content[i].Line
-					}
-				}
-			}
-		case int:
-			if n.Kind == yaml.SequenceNode && k < len(n.Content) {
-				next = n.Content[k]
-				line = next.Line
-			}
-		}
-		n = next
-	}
-	return fmt.Errorf("%s:%d: field %s: %s", d.file, line, fieldPath(path), fmt.Sprintf(format, a...))
-}
-
-func fieldPath(path []any) string {
-	var b strings.Builder
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(k)
-		case int:
-			b.WriteString("[" + strconv.Itoa(k) + "]")
-		}
-	}
-	return b.String()
+	return yamlcheck.Decode(file, data, v)
 }
 
 // Duration is a time.Duration written in YAML and JSON as Go duration text

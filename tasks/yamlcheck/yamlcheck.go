@@ -122,6 +122,35 @@ func (d *Doc) Line(path string) int {
 	return line
 }
 
+// Errorf reports a problem found after decoding with the value at path
+// ("modes[1].name"), as "file:line: field path: message"; a field the file
+// leaves out is placed at its nearest parent.
+func (d *Doc) Errorf(path, format string, a ...any) error {
+	msg := fmt.Sprintf(format, a...)
+	if line := d.Line(path); line > 0 {
+		return fmt.Errorf("%s:%d: field %s: %s", d.File, line, path, msg)
+	}
+	return fmt.Errorf("%s: field %s: %s", d.File, path, msg)
+}
+
+// Path spells a field path from map keys (strings) and list indexes
+// (ints): Path("modes", 1, "name") is "modes[1].name".
+func Path(steps ...any) string {
+	var b strings.Builder
+	for _, p := range steps {
+		switch k := p.(type) {
+		case int:
+			b.WriteString("[" + strconv.Itoa(k) + "]")
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			fmt.Fprint(&b, k)
+		}
+	}
+	return b.String()
+}
+
 type pathStep struct {
 	key   string
 	index int
