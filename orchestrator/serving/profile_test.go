@@ -25,8 +25,10 @@ func TestLoadProfileStrict(t *testing.T) {
 		{name: "bad api", yaml: "name: a\ncommand: [x]\napi: tgi\n", wantErr: "p.yaml:3: field api:"},
 		{name: "bad health path", yaml: "name: a\ncommand: [x]\nhealth_path: health\n", wantErr: "p.yaml:3: field health_path"},
 		{name: "bad env placeholder", yaml: "name: a\ncommand: [x]\nenv:\n  A: ok\n  B: '{{nope}}'\n", wantErr: "p.yaml:5: field env.B: unknown placeholder"},
-		{name: "port range", yaml: "name: a\ncommand: [x]\nport: 70000\n", wantErr: "p.yaml:3: field port"},
-		{name: "two documents", yaml: "name: a\ncommand: [x]\n---\nname: b\n", wantErr: "more than one YAML document"},
+		{name: "port range", yaml: "name: a\ncommand: [x]\nport: 70000\n", wantErr: "p.yaml:3: field port: 70000 is not a port (0 picks a free one)"},
+		{name: "two documents", yaml: "name: a\ncommand: [x]\n---\nname: b\n", wantErr: "p.yaml: holds more than one YAML document (a line with ---); keep one"},
+		{name: "wrong type", yaml: "name: a\ncommand: [x]\nctx_size: big\n", wantErr: `p.yaml:3: ctx_size: expected a whole number, got the text "big"`},
+		{name: "nested wrong type", yaml: "name: a\ncommand: x\n", wantErr: `p.yaml:2: command: expected a list (- item lines, or [a, b]), got the text "x"`},
 		{name: "empty", yaml: "", wantErr: "empty file"},
 	}
 	for _, tc := range tests {
@@ -105,6 +107,9 @@ func TestScreenSpecStrict(t *testing.T) {
 		{"ctx size from spec", base + "  - {name: b, profile: noctx.yaml}\nctx_size: 8192\n", ""},
 		{"openai api", base + "  - {name: v, profile: vllm.yaml}\n", "s.yaml:8: field modes[1].profile: profile v has api openai; screens need llama-server"},
 		{"no output", strings.Replace(base, "output_tokens: 64", "output_tokens: 0", 1), "s.yaml:5: field output_tokens"},
+		{"trailing document", base + "---\nname: t\n", "s.yaml: holds more than one YAML document (a line with ---); keep one"},
+		{"wrong type", base + "tolerance_tokens: many\n", `s.yaml:8: tolerance_tokens: expected a whole number, got the text "many"`},
+		{"nested unknown field", base + "  - {name: b, profil: a.yaml}\n", `s.yaml:8: modes[1]: unknown field "profil"; did you mean "profile"?`},
 		{"duplicate seed", strings.Replace(base, "seeds: [1]", "seeds: [1, 1]", 1), "s.yaml:4: field seeds[1]: 1 appears twice"},
 		{"mode request fields", base + "  - {name: b, profile: a.yaml, request: {logit_bias: [[50259, 50]]}}\n", ""},
 		{"mode request cannot change the sample", base + "  - {name: b, profile: a.yaml, request: {seed: 3}}\n", "field modes[1].request.seed: is set by the screen itself"},
