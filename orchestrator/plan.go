@@ -22,8 +22,8 @@ import (
 	"github.com/evalctl/evalctl/orchestrator/longctx"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/serving"
-	"github.com/evalctl/evalctl/tasks/yamlcheck"
 	"github.com/evalctl/evalctl/tasks"
+	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
 // Plan is a registered plan of arms x cases x repeat labels, resolved: every

@@ -237,7 +237,9 @@ func TestCaseYAMLErrors(t *testing.T) {
 			func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "summary:", "sumary: x\nsummary:") },
 			`adder/case.yaml:3: unknown field "sumary"; did you mean "summary"?`},
 		{"nested unknown field", "adder/case.yaml",
-			func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "runner: py-compile}", "runner: py-compile, timout: 5s}") },
+			func(t *testing.T, d string) {
+				edit(t, d+"/adder/case.yaml", "runner: py-compile}", "runner: py-compile, timout: 5s}")
+			},
 			`adder/case.yaml:12: phases[0].groups[3]: unknown field "timout"; did you mean "timeout"?`},
 		{"wrong type", "adder/case.yaml",
 			func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "tests: 3}", "tests: three}") },
