@@ -287,16 +287,7 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 		if err != nil {
 			return 0, 0, err
 		}
-		replaced := map[string]bool{}
-		for _, a := range all {
-			if a.ReplacementOf != "" {
-				replaced[a.ReplacementOf] = true
-			}
-		}
-		for _, a := range all {
-			if replaced[a.ID] {
-				continue
-			}
+		for _, a := range Current(all) {
 			switch a.State {
 			case Completed:
 				scored++

@@ -151,7 +151,7 @@ func RegisterCapacity(out string, plan *CapacityPlan) (*runstore.Store, *runstor
 // OpenCapacity opens a capacity probe's run directory.
 func OpenCapacity(dir string) (*runstore.Store, *runstore.Run, *CapacityPlan, error) {
 	var plan CapacityPlan
-	st, run, err := openRun(dir, KindCapacity, "capacity probe", CapacityFile, &plan)
+	st, run, err := openRun(dir, KindCapacity, CapacityFile, &plan)
 	if err != nil {
 		return nil, nil, nil, err
 	}

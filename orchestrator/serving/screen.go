@@ -36,8 +36,8 @@ const (
 
 // Kinds of run directory written by this package.
 const (
-	KindScreen   = "screen"
-	KindCapacity = "capacity"
+	KindScreen   = runstore.KindScreen
+	KindCapacity = runstore.KindCapacity
 )
 
 // ErrIncomplete is returned by RunScreen when some samples failed; the
@@ -61,7 +61,7 @@ func RegisterScreen(out string, sc *Screen) (*runstore.Store, error) {
 // checking the plan against its recorded digest.
 func OpenScreen(dir string) (*runstore.Store, *runstore.Run, *Screen, error) {
 	var sc Screen
-	st, run, err := openRun(dir, KindScreen, "screen", ScreenFile, &sc)
+	st, run, err := openRun(dir, KindScreen, ScreenFile, &sc)
 	if err != nil {
 		return nil, nil, nil, err
 	}
