@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/gofrs/flock"
+
+	"github.com/evalctl/evalctl/tasks"
 )
 
 // Run states as a listing shows them.
@@ -163,7 +165,7 @@ func Summarize(dir string) (*Summary, error) {
 	s := &Summary{Dir: dir, Name: run.Name, ID: run.ID, Kind: run.Kind, SuiteVersion: run.Suite.Version,
 		CreatedAt: run.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")}
 	if run.Suite.Name != "" {
-		s.SuiteVersion = run.Suite.Name + "@" + run.Suite.Version
+		s.SuiteVersion = tasks.Label(run.Suite.Name, run.Suite.Version)
 	}
 	if regs, err := os.ReadDir(st.Path(RegradesDir)); err == nil {
 		for _, r := range regs {

@@ -25,6 +25,7 @@ import (
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
+	"github.com/evalctl/evalctl/tasks"
 )
 
 // Schema names the version of the document's shape.
@@ -336,7 +337,7 @@ func (doc *Document) addCohort(ctx context.Context, dir string, st *runstore.Sto
 	name := planName(st, run.ID)
 	doc.Runs = append(doc.Runs, RunRef{RunID: run.ID, Kind: "cohort", Name: name, Path: dir})
 	ids := []string{run.ID}
-	c := &Cohort{RunIDs: ids, Suite: run.Suite.Name + "@" + run.Suite.Version, ArmOrder: []string{}, Arms: map[string]*Arm{}}
+	c := &Cohort{RunIDs: ids, Suite: tasks.Label(run.Suite.Name, run.Suite.Version), ArmOrder: []string{}, Arms: map[string]*Arm{}}
 	for _, a := range rep.Arms {
 		c.ArmOrder = append(c.ArmOrder, a.Arm)
 		c.Planned += a.Attempts
@@ -449,7 +450,7 @@ func (doc *Document) addRegrades(ctx context.Context, dir string, st *runstore.S
 	for _, a := range attempts {
 		byID[a.ID] = a
 	}
-	own := run.Suite.Name + "@" + run.Suite.Version
+	own := tasks.Label(run.Suite.Name, run.Suite.Version)
 	for _, f := range files {
 		var rec regradeRecord
 		if err := runstore.ReadJSON(f, &rec); err != nil {
