@@ -81,10 +81,10 @@ type Client struct {
 	apiKey     string
 	healthPath string
 	addSpecial bool
-	http      *http.Client
-	retry     RetryPolicy
-	info      time.Duration
-	maxBytes  int64
+	http       *http.Client
+	retry      RetryPolicy
+	info       time.Duration
+	maxBytes   int64
 }
 
 // New returns a client for cfg. A zero Retry means DefaultRetry; set

@@ -135,9 +135,9 @@ type Response struct {
 	FinishReason string `json:"finish_reason"`
 	// StopType is /completion's own reason ("limit", "eos", "word");
 	// empty for chat.
-	StopType     string   `json:"stop_type,omitempty"`
-	Usage        *Usage   `json:"usage"`
-	Timings      *Timings `json:"timings"`
+	StopType string   `json:"stop_type,omitempty"`
+	Usage    *Usage   `json:"usage"`
+	Timings  *Timings `json:"timings"`
 	// Stream is whether the response came as server-sent events.
 	Stream bool `json:"stream"`
 	// WallSeconds runs from sending the request to the end of the body.
