@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 )
@@ -33,7 +34,7 @@ func screenFixture(t *testing.T) string {
 				dec, e2e, prompt := float64(n)/(ms/1000), float64(n)/wall, int64(target)
 				s := &serving.Sample{Key: serving.SampleKey(leg, target, seed), Leg: leg.Label, LegIndex: leg.Index, Mode: leg.Mode,
 					PromptTarget: target, Seed: seed, State: serving.SampleMeasured, PredictedN: &n, ServerPromptTokens: &prompt,
-					Timings: &serving.Timings{PredictedN: &n, PredictedMS: &ms}, WallSeconds: &wall, DecodeTPS: &dec, EndToEndTPS: &e2e,
+					Timings: &model.Timings{PredictedN: &n, PredictedMS: &ms}, WallSeconds: &wall, DecodeTPS: &dec, EndToEndTPS: &e2e,
 					OutputTokensRequested: int(n), Marks: []string{}}
 				if err := runstore.WriteJSON(st.Path(serving.SamplesDir, s.Key+".json"), s); err != nil {
 					t.Fatal(err)

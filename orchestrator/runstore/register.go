@@ -83,7 +83,11 @@ func (s *Store) Registered(kind, planFile string) (*Run, []byte, error) {
 		return nil, nil, err
 	}
 	if got := run.Kind; got != kind && (got != "" || kind != KindCohort) {
-		return nil, nil, fmt.Errorf("%s is a %q run, not a %s one", s.Dir, got, kind)
+		what := map[string]string{KindCohort: "cohort run", KindScreen: "screen", KindCapacity: "capacity probe"}[kind]
+		if what == "" {
+			what = kind + " run"
+		}
+		return nil, nil, fmt.Errorf("%s is a %q run, not a %s", s.Dir, got, what)
 	}
 	data, err := os.ReadFile(s.Path(planFile))
 	if err != nil {

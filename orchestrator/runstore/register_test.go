@@ -24,8 +24,8 @@ func TestRegisterAndReopen(t *testing.T) {
 	}{
 		{name: "round trip", registered: KindScreen, open: KindScreen},
 		{name: "cohort without a kind", registered: "", open: KindCohort},
-		{name: "other kind", registered: KindCapacity, open: KindScreen, wantErr: `is a "capacity" run, not a screen one`},
-		{name: "kindless run is no screen", registered: "", open: KindScreen, wantErr: `is a "" run, not a screen one`},
+		{name: "other kind", registered: KindCapacity, open: KindScreen, wantErr: `is a "capacity" run, not a screen`},
+		{name: "kindless run is no screen", registered: "", open: KindScreen, wantErr: `is a "" run, not a screen`},
 		{name: "edited plan", registered: KindCohort, open: KindCohort, changed: true,
 			wantErr: "run changed since registration: plan.json's SHA-256 is",
 			edit: func(t *testing.T, dir string) {

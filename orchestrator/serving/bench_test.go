@@ -2,10 +2,8 @@ package serving
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -44,7 +42,7 @@ func BenchmarkScreenClientOverhead(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer srv.Stop(context.Background())
-			client := &Client{BaseURL: srv.BaseURL}
+			client := newClient(srv.BaseURL)
 			sc := &Screen{Spec: ScreenSpec{OutputTokens: c.out, ToleranceTokens: 64, RequestTimeout: Duration(time.Minute)},
 				Profiles: map[string]*Profile{"m": p}}
 			run := &runstore.Run{ID: "bench"}
@@ -65,26 +63,5 @@ func BenchmarkScreenClientOverhead(b *testing.B) {
 			b.ReportMetric(float64(tokens)/wall, "e2e_tok/s")
 			b.ReportMetric(float64(tokens)/server, "server_tok/s")
 		})
-	}
-}
-
-// BenchmarkClientCodec is the client's CPU work per screen request outside
-// the timed span: encoding a 32K-token prompt and decoding an answer that
-// echoes it, as llama-server's /completion does.
-//
-//	go test -run '^$' -bench ClientCodec ./orchestrator/serving
-func BenchmarkClientCodec(b *testing.B) {
-	prompt := strings.Repeat("word ", 32768*4/5)
-	answer, _ := json.Marshal(map[string]any{"content": strings.Repeat("tok ", 1024), "prompt": prompt, "stop_type": "limit",
-		"tokens_predicted": 1024, "timings": map[string]any{"cache_n": 0, "prompt_n": 32768, "prompt_ms": 21000.5,
-			"predicted_n": 1024, "predicted_ms": 20000.25}})
-	b.SetBytes(int64(len(prompt) + len(answer)))
-	for i := 0; i < b.N; i++ {
-		if _, err := json.Marshal(completionBody(CompletionRequest{Prompt: prompt, NPredict: 1024})); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := parseCompletion(answer); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
@@ -123,10 +124,10 @@ type CapacityResult struct {
 	ContextCapacity int    `json:"context_capacity"`
 	// ShortGenerationPassed is nil when the short generation never ran.
 	ShortGenerationPassed   *bool                 `json:"short_generation_passed"`
-	ShortGenerationTimings  *Timings              `json:"short_generation_timings"`
+	ShortGenerationTimings  *model.Timings        `json:"short_generation_timings"`
 	NearCapacityInputTarget int                   `json:"near_capacity_input_target"`
 	NearCapacityInputTokens *int64                `json:"near_capacity_input_tokens"`
-	LongInputTimings        *Timings              `json:"long_input_timings"`
+	LongInputTimings        *model.Timings        `json:"long_input_timings"`
 	LongInputWallSeconds    *float64              `json:"long_input_wall_seconds"`
 	MemoryPeak              *telemetry.MemoryPeak `json:"memory_peak_200ms"`
 	MemoryReason            string                `json:"memory_reason,omitempty"`
@@ -263,7 +264,7 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 	if _, err := srv.RecordIdentity(ctx, o.Hashes, filepath.Join(dir, IdentityDoc), st.AppendEvent); err != nil {
 		return nil, stopped(err)
 	}
-	c := &Client{BaseURL: srv.BaseURL}
+	c := newClient(srv.BaseURL)
 	rctx, cancel := context.WithTimeout(ctx, time.Duration(plan.RequestTimeout))
 	defer cancel()
 
@@ -272,11 +273,11 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 	res.ShortGenerationPassed = &passed
 	short, err := BuildPrompt(rctx, c, coldPrefix(run.ID, fmt.Sprintf("context %d, short", size)), 1, capacityShortPrompt, capacityTolerance)
 	if err == nil {
-		var comp *Completion
-		comp, err = c.Complete(rctx, CompletionRequest{Prompt: short.Text, NPredict: plan.ShortOutput, Seed: 1})
+		var comp *model.Response
+		comp, err = complete(rctx, c, short.Text, plan.ShortOutput, 1, nil, nil)
 		if err == nil {
 			t := comp.Timings
-			res.ShortGenerationTimings = &t
+			res.ShortGenerationTimings = t
 			if t.PredictedN == nil || *t.PredictedN != int64(plan.ShortOutput) {
 				err = fmt.Errorf("short generation produced %s tokens, not %d", fmtI(t.PredictedN), plan.ShortOutput)
 			}
@@ -294,11 +295,11 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 	sampler.SetStage(fmt.Sprintf("%dK-input-generation", input/1000))
 	long, err := BuildPrompt(rctx, c, coldPrefix(run.ID, fmt.Sprintf("context %d, near capacity", size)), 2, input, capacityTolerance)
 	if err == nil {
-		var comp *Completion
-		comp, err = c.Complete(rctx, CompletionRequest{Prompt: long.Text, NPredict: plan.LongOutput, Seed: 2})
+		var comp *model.Response
+		comp, err = complete(rctx, c, long.Text, plan.LongOutput, 2, nil, nil)
 		if err == nil {
 			t := comp.Timings
-			res.LongInputTimings = &t
+			res.LongInputTimings = t
 			res.LongInputWallSeconds = &comp.WallSeconds
 			if t.PromptN != nil {
 				n := *t.PromptN

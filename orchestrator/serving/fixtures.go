@@ -112,11 +112,11 @@ func fixturePrompt(ctx context.Context, tok Tokenizer, prefix string, f *Fixture
 	if err != nil {
 		return nil, err
 	}
-	n, err := tok.Tokenize(ctx, prefix+text)
+	n, err := tok.CountTokens(ctx, prefix+text)
 	if err != nil {
 		return nil, fmt.Errorf("fixture %s: tokenize: %w", f.Name, err)
 	}
-	alone, err := tok.Tokenize(ctx, text)
+	alone, err := tok.CountTokens(ctx, text)
 	if err != nil {
 		return nil, fmt.Errorf("fixture %s: tokenize: %w", f.Name, err)
 	}

@@ -193,7 +193,7 @@ func TestMeasureMarksWrongTokenCount(t *testing.T) {
 	defer srv.Close()
 	sc := &Screen{Spec: ScreenSpec{OutputTokens: 1024, ToleranceTokens: 64, RequestTimeout: Duration(time.Minute)},
 		Profiles: map[string]*Profile{"m": {Name: "m"}}}
-	s := measure(context.Background(), &Client{BaseURL: srv.URL}, &runstore.Run{ID: "r"}, sc, Leg{Label: "m", Mode: "m"},
+	s := measure(context.Background(), newClient(srv.URL), &runstore.Run{ID: "r"}, sc, Leg{Label: "m", Mode: "m"},
 		sampleSpec{key: "k", target: 512, seed: 1}, "legs/x/1")
 	if s.State != SampleMeasured || s.Counted() {
 		t.Fatalf("state %s counted %v", s.State, s.Counted())

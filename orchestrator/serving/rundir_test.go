@@ -22,7 +22,7 @@ func TestOpenRunRefuses(t *testing.T) {
 		wantErr string
 	}{
 		{name: "round trip", kind: KindCapacity},
-		{name: "other kind", kind: KindScreen, wantErr: `is a "capacity" run, not a screen one`},
+		{name: "other kind", kind: KindScreen, wantErr: `is a "capacity" run, not a screen`},
 		{name: "edited plan", kind: KindCapacity, wantErr: "run changed since registration: " + CapacityFile + "'s SHA-256 is",
 			edit: func(t *testing.T, dir string) {
 				f := filepath.Join(dir, CapacityFile)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
@@ -201,7 +202,7 @@ func runLeg(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Scre
 	if _, err := srv.RecordIdentity(ctx, o.Hashes, filepath.Join(legDir, IdentityDoc), st.AppendEvent); err != nil {
 		return 0, err
 	}
-	client := &Client{BaseURL: srv.BaseURL}
+	client := newClient(srv.BaseURL)
 	for _, s := range todo {
 		sampler.SetStage(fmt.Sprintf("%s/%d/s%d", leg.Label, s.target, s.seed))
 		smp := measure(ctx, client, run, sc, leg, s, rel)
@@ -233,7 +234,7 @@ func runLeg(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Scre
 
 // measure builds the sample's cold prompt and asks for exactly
 // OutputTokens tokens.
-func measure(ctx context.Context, c *Client, run *runstore.Run, sc *Screen, leg Leg, s sampleSpec, rel string) *Sample {
+func measure(ctx context.Context, c *model.Client, run *runstore.Run, sc *Screen, leg Leg, s sampleSpec, rel string) *Sample {
 	now := time.Now().UTC()
 	smp := &Sample{Key: s.key, Leg: leg.Label, LegIndex: leg.Index, Mode: leg.Mode, Profile: sc.Profiles[leg.Mode].Name,
 		PromptTarget: s.target, Seed: s.seed, OutputTokensRequested: sc.Spec.OutputTokens, Server: rel, StartedAt: &now,
@@ -263,13 +264,13 @@ func measure(ctx context.Context, c *Client, run *runstore.Run, sc *Screen, leg 
 		return fail(err)
 	}
 	smp.PromptTokens, smp.TokenizeRequests, smp.FixtureTokens = &pb.Tokens, pb.Requests, pb.FixtureTokens
-	comp, err := c.Complete(rctx, CompletionRequest{Prompt: pb.Text, NPredict: sc.Spec.OutputTokens, Seed: s.seed, Temperature: sc.Spec.Temperature, Extra: sc.modeRequest(leg.Mode)})
+	comp, err := complete(rctx, c, pb.Text, sc.Spec.OutputTokens, s.seed, sc.Spec.Temperature, sc.modeRequest(leg.Mode))
 	if err != nil {
 		return fail(err)
 	}
 	t := comp.Timings
 	smp.State = SampleMeasured
-	smp.Timings, smp.StopType = &t, comp.StopType
+	smp.Timings, smp.StopType = t, comp.StopType
 	smp.WallSeconds = &comp.WallSeconds
 	smp.PredictedN = t.PredictedN
 	fin := time.Now().UTC()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
@@ -38,7 +39,7 @@ func screenRun(t *testing.T, out string, cpu bool) string {
 				dec, e2e, prompt := float64(n)/(ms/1000), float64(n)/wall, int64(target)
 				s := &serving.Sample{Key: serving.SampleKey(leg, target, seed), Leg: leg.Label, LegIndex: leg.Index, Mode: leg.Mode,
 					PromptTarget: target, Seed: seed, State: serving.SampleMeasured, PredictedN: &n, OutputTokensRequested: 512,
-					Timings: &serving.Timings{PredictedN: &n, PredictedMS: &ms}, WallSeconds: &wall, DecodeTPS: &dec,
+					Timings: &model.Timings{PredictedN: &n, PredictedMS: &ms}, WallSeconds: &wall, DecodeTPS: &dec,
 					EndToEndTPS: &e2e, ServerPromptTokens: &prompt, Marks: []string{}}
 				if err := runstore.WriteJSON(st.Path(serving.SamplesDir, s.Key+".json"), s); err != nil {
 					t.Fatal(err)
