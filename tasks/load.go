@@ -101,18 +101,6 @@ type controlYAML struct {
 	Why      string              `yaml:"why"`
 }
 
-// decodeStrict decodes the one YAML document of file into v through
-// yamlcheck: unknown fields (with "did you mean"), values of the wrong type,
-// a second document, tabs and broken indentation are reported with the file,
-// the field path and the line.
-func decodeStrict(file string, v any) (*yamlcheck.Doc, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	return yamlcheck.Decode(file, data, v)
-}
-
 // LoadSuite reads and validates the suite in dir: suite.yaml, every case it
 // lists, and every file those cases name. It computes the fingerprint.
 func LoadSuite(dir string) (*Suite, error) {
@@ -122,7 +110,7 @@ func LoadSuite(dir string) (*Suite, error) {
 	}
 	file := filepath.Join(abs, SuiteFile)
 	var sy suiteYAML
-	doc, err := decodeStrict(file, &sy)
+	doc, err := yamlcheck.DecodeFile(file, &sy)
 	if err != nil {
 		return nil, fmt.Errorf("load suite: %w", err)
 	}
@@ -173,7 +161,7 @@ func fieldErr(doc *yamlcheck.Doc) func(field, msg string) error {
 func LoadCase(dir string) (*Case, error) {
 	file := filepath.Join(dir, CaseFile)
 	var cy caseYAML
-	doc, err := decodeStrict(file, &cy)
+	doc, err := yamlcheck.DecodeFile(file, &cy)
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func LoadSuitePartial(dir string) (*Suite, []*CaseError, error) {
 	}
 	file := filepath.Join(abs, SuiteFile)
 	var sy suiteYAML
-	if _, derr := decodeStrict(file, &sy); derr != nil {
+	if _, derr := yamlcheck.DecodeFile(file, &sy); derr != nil {
 		return nil, nil, err
 	}
 	// Load each case on its own.

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"reflect"
 	"regexp"
 	"sort"
@@ -53,6 +54,15 @@ func (e *Error) Error() string {
 type Doc struct {
 	File string
 	Root *yaml.Node
+}
+
+// DecodeFile reads file and decodes it as Decode does.
+func DecodeFile(file string, v any) (*Doc, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(file, data, v)
 }
 
 // Decode parses data (the content of file), checks it against v's type and

@@ -2,25 +2,11 @@ package serving
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
-
-// decodeYAML reads file into v through yamlcheck (unknown fields with "did
-// you mean", wrong types, ranges, a second document), which names the file,
-// the field path and the line.
-func decodeYAML(file string, v any) (*yamlcheck.Doc, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	return yamlcheck.Decode(file, data, v)
-}
 
 // Duration is a time.Duration written in YAML and JSON as Go duration text
 // ("90s", "10m").

@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"bytes"
@@ -9,14 +9,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/evalctl/evalctl/orchestrator/serving/servingtest"
 )
 
 // writeFixedScreen writes a screen of two modes over three fixed input
 // files of different sizes.
 func writeFixedScreen(t *testing.T, dir string) *Screen {
 	t.Helper()
-	scriptedProfile(t, dir, "fast", "--decode-tps", "2000", "--prompt-tps", "100000")
-	scriptedProfile(t, dir, "slow", "--decode-tps", "1000", "--prompt-tps", "100000")
+	servingtest.ScriptedProfile(t, dir, "fast", "--decode-tps", "2000", "--prompt-tps", "100000")
+	servingtest.ScriptedProfile(t, dir, "slow", "--decode-tps", "1000", "--prompt-tps", "100000")
 	for name, words := range map[string]int{"small.txt": 60, "medium.txt": 300, "large.txt": 900} {
 		var b strings.Builder
 		for i := 0; i < words; i++ {
@@ -53,7 +55,7 @@ request_timeout: 1m
 // mode, and per leg the whole-GPU memory peak with the free memory at it
 // from the telemetry source, and a null CPU temperature without a sensor.
 func TestFixedInputScreen(t *testing.T) {
-	bin := evalctlBinary(t)
+	bin := servingtest.EvalctlBinary(t)
 	dir := t.TempDir()
 	sc := writeFixedScreen(t, dir)
 	if sc.Planned() != 3*3 {

@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
 
@@ -29,7 +30,7 @@ type LegReport struct {
 	Tries          int                   `json:"tries"`
 	BuildInfo      *string               `json:"build_info"`
 	ModelPath      *string               `json:"model_path"`
-	Files          []FileDigest          `json:"files"`
+	Files          []serving.FileDigest  `json:"files"`
 	ReadySeconds   *float64              `json:"ready_seconds"`
 	PowerMeanWatts *float64              `json:"power_mean_watts"`
 	PowerSamples   int                   `json:"power_samples"`
@@ -145,7 +146,7 @@ func BuildScreenReport(st *runstore.Store, run *runstore.Run, sc *Screen) (*Scre
 		sort.Slice(tries, func(i, j int) bool { return tryNum(tries[i]) < tryNum(tries[j]) })
 		lr.Tries = len(tries)
 		for _, dir := range tries {
-			var id Identity
+			var id serving.Identity
 			if runstore.ReadJSON(filepath.Join(dir, IdentityDoc), &id) == nil {
 				lr.BuildInfo, lr.ModelPath, lr.Files = id.BuildInfo, id.ModelPath, id.Files
 				rs := id.ReadySeconds

@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
 
@@ -100,7 +101,7 @@ type ScreenOptions struct {
 	Telemetry telemetry.Source
 	Interval  time.Duration
 	// Hashes caches weight digests; nil hashes every time.
-	Hashes *HashCache
+	Hashes *serving.HashCache
 	// Evalctl is {{evalctl}} for profiles that run the scripted server.
 	Evalctl string
 	// Progress receives one line per sample; nil is silent.
@@ -183,7 +184,7 @@ func runLeg(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Scre
 		}
 	}()
 	st.AppendEvent(runstore.Event{Kind: "leg_start", Detail: fmt.Sprintf("%s (%s) %s", leg.Label, p.Name, rel)})
-	srv, err := Start(ctx, p, StartOptions{LogPath: filepath.Join(legDir, ServerLog), CtxSize: sc.Spec.CtxSize, Evalctl: o.Evalctl})
+	srv, err := serving.Start(ctx, p, serving.StartOptions{LogPath: filepath.Join(legDir, ServerLog), CtxSize: sc.Spec.CtxSize, Evalctl: o.Evalctl})
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, ctx.Err()

@@ -1,10 +1,11 @@
-package serving
+package screen
 
 import (
 	"fmt"
 	"path/filepath"
 	"time"
 
+	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
@@ -45,7 +46,7 @@ type ScreenSpec struct {
 	// CtxSize, when set, overrides every profile's ctx_size.
 	CtxSize int `yaml:"ctx_size" json:"ctx_size"`
 	// RequestTimeout bounds one generation (default 30m).
-	RequestTimeout Duration `yaml:"request_timeout" json:"request_timeout"`
+	RequestTimeout serving.Duration `yaml:"request_timeout" json:"request_timeout"`
 	// Temperature is sent with every request when set.
 	Temperature *float64 `yaml:"temperature" json:"temperature"`
 	// Fixtures, instead of PromptTargets, are fixed input files every mode
@@ -71,8 +72,8 @@ var screenFields = []string{"prompt", "n_predict", "ignore_eos", "seed", "cache_
 // Screen is a loaded spec with its profiles, as stored in the run directory:
 // a resumed screen runs what was registered, not what the files say now.
 type Screen struct {
-	Spec     ScreenSpec          `json:"spec"`
-	Profiles map[string]*Profile `json:"profiles"`
+	Spec     ScreenSpec                  `json:"spec"`
+	Profiles map[string]*serving.Profile `json:"profiles"`
 }
 
 // Leg is one server run of a screen: a mode under a label.
@@ -90,11 +91,11 @@ func LoadScreenSpec(file string) (*Screen, error) {
 		return nil, err
 	}
 	var s ScreenSpec
-	doc, err := decodeYAML(abs, &s)
+	doc, err := yamlcheck.DecodeFile(abs, &s)
 	if err != nil {
 		return nil, fmt.Errorf("load screen: %w", err)
 	}
-	sc := &Screen{Spec: s, Profiles: map[string]*Profile{}}
+	sc := &Screen{Spec: s, Profiles: map[string]*serving.Profile{}}
 	if err := sc.validate(doc, filepath.Dir(abs)); err != nil {
 		return nil, fmt.Errorf("load screen: %w", err)
 	}
@@ -131,7 +132,7 @@ func (sc *Screen) validate(doc *yamlcheck.Doc, dir string) error {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, path)
 		}
-		p, err := LoadProfile(path)
+		p, err := serving.LoadProfile(path)
 		if err != nil {
 			return doc.Errorf(yamlcheck.Path("modes", i, "profile"), "%v", err)
 		}
@@ -186,11 +187,11 @@ func (sc *Screen) validate(doc *yamlcheck.Doc, dir string) error {
 		return doc.Errorf(yamlcheck.Path("request_timeout"), "must be positive")
 	}
 	if s.RequestTimeout == 0 {
-		s.RequestTimeout = Duration(30 * time.Minute)
+		s.RequestTimeout = serving.Duration(30 * time.Minute)
 	}
 	for i, m := range s.Modes {
 		p := sc.Profiles[m.Name]
-		if p.API != APILlamaServer {
+		if p.API != serving.APILlamaServer {
 			return doc.Errorf(yamlcheck.Path("modes", i, "profile"), "profile %s has api %s; screens need llama-server's /tokenize and /completion", p.Name, p.API)
 		}
 		// Every placeholder must have a value now, not at the leg's start.
@@ -198,7 +199,7 @@ func (sc *Screen) validate(doc *yamlcheck.Doc, dir string) error {
 		if s.CtxSize > 0 {
 			ctxSize = s.CtxSize
 		}
-		if _, _, _, err := p.Resolve(Vars{Host: p.Host, Port: 1, Model: p.Model, CtxSize: ctxSize, Evalctl: "evalctl", ProfileDir: p.Dir}); err != nil {
+		if _, _, _, err := p.Resolve(serving.Vars{Host: p.Host, Port: 1, Model: p.Model, CtxSize: ctxSize, Evalctl: "evalctl", ProfileDir: p.Dir}); err != nil {
 			return doc.Errorf(yamlcheck.Path("modes", i, "profile"), "%v", err)
 		}
 	}

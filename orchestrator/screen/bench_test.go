@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/serving"
+	"github.com/evalctl/evalctl/orchestrator/serving/servingtest"
 )
 
 // BenchmarkScreenClientOverhead measures what a screen request costs beyond
@@ -20,7 +22,7 @@ import (
 //
 //	go test -run '^$' -bench ScreenClientOverhead -benchtime 10x ./orchestrator/serving
 func BenchmarkScreenClientOverhead(b *testing.B) {
-	bin := evalctlBinary(b)
+	bin := servingtest.EvalctlBinary(b)
 	for _, c := range []struct {
 		name              string
 		target, out       int
@@ -33,18 +35,18 @@ func BenchmarkScreenClientOverhead(b *testing.B) {
 	} {
 		b.Run(fmt.Sprintf("%s_prompt%d_out%d", c.name, c.target, c.out), func(b *testing.B) {
 			dir := b.TempDir()
-			p, err := LoadProfile(scriptedProfile(b, dir, "bench", "--realtime", "--decode-tps", c.decode, "--prompt-tps", c.promptTPS))
+			p, err := serving.LoadProfile(servingtest.ScriptedProfile(b, dir, "bench", "--realtime", "--decode-tps", c.decode, "--prompt-tps", c.promptTPS))
 			if err != nil {
 				b.Fatal(err)
 			}
-			srv, err := Start(context.Background(), p, StartOptions{LogPath: filepath.Join(dir, "server.log"), Evalctl: bin, CtxSize: 65536})
+			srv, err := serving.Start(context.Background(), p, serving.StartOptions{LogPath: filepath.Join(dir, "server.log"), Evalctl: bin, CtxSize: 65536})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer srv.Stop(context.Background())
 			client := newClient(srv.BaseURL)
-			sc := &Screen{Spec: ScreenSpec{OutputTokens: c.out, ToleranceTokens: 64, RequestTimeout: Duration(time.Minute)},
-				Profiles: map[string]*Profile{"m": p}}
+			sc := &Screen{Spec: ScreenSpec{OutputTokens: c.out, ToleranceTokens: 64, RequestTimeout: serving.Duration(time.Minute)},
+				Profiles: map[string]*serving.Profile{"m": p}}
 			run := &runstore.Run{ID: "bench"}
 			var wall, server float64
 			var tokens int64

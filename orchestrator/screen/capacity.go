@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
 
@@ -47,17 +48,17 @@ const (
 // CapacityPlan is a context-capacity probe: one server start per context
 // size, a short generation, then a near-capacity input.
 type CapacityPlan struct {
-	Profile  *Profile `json:"profile"`
-	Contexts []int    `json:"contexts"`
+	Profile  *serving.Profile `json:"profile"`
+	Contexts []int            `json:"contexts"`
 	// InputTokens is the near-capacity input size for every context; 0
 	// means Fill x the context size.
 	InputTokens int     `json:"input_tokens"`
 	Fill        float64 `json:"fill"`
 	// ShortOutput and LongOutput are the exact generated tokens of the two
 	// requests.
-	ShortOutput    int      `json:"short_output"`
-	LongOutput     int      `json:"long_output"`
-	RequestTimeout Duration `json:"request_timeout"`
+	ShortOutput    int              `json:"short_output"`
+	LongOutput     int              `json:"long_output"`
+	RequestTimeout serving.Duration `json:"request_timeout"`
 }
 
 // Normalize fills defaults and checks the plan.
@@ -65,7 +66,7 @@ func (p *CapacityPlan) Normalize() error {
 	if p.Profile == nil {
 		return errors.New("capacity: no profile")
 	}
-	if p.Profile.API != APILlamaServer {
+	if p.Profile.API != serving.APILlamaServer {
 		return fmt.Errorf("capacity: profile %s has api %s; probes need llama-server's /tokenize and /completion", p.Profile.Name, p.Profile.API)
 	}
 	if len(p.Contexts) == 0 {
@@ -81,7 +82,7 @@ func (p *CapacityPlan) Normalize() error {
 		}
 		seen[c] = true
 	}
-	if _, _, _, err := p.Profile.Resolve(Vars{Host: p.Profile.Host, Port: 1, Model: p.Profile.Model, CtxSize: p.Contexts[0],
+	if _, _, _, err := p.Profile.Resolve(serving.Vars{Host: p.Profile.Host, Port: 1, Model: p.Profile.Model, CtxSize: p.Contexts[0],
 		Evalctl: "evalctl", ProfileDir: p.Profile.Dir}); err != nil {
 		return fmt.Errorf("capacity: %w", err)
 	}
@@ -104,7 +105,7 @@ func (p *CapacityPlan) Normalize() error {
 		return errors.New("capacity: output tokens must be positive")
 	}
 	if p.RequestTimeout == 0 {
-		p.RequestTimeout = Duration(capacityReqTimeout)
+		p.RequestTimeout = serving.Duration(capacityReqTimeout)
 	}
 	return nil
 }
@@ -246,13 +247,13 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 	}
 	sampler.SetStage("startup")
 	st.AppendEvent(runstore.Event{Kind: "capacity_start", Detail: strconv.Itoa(size)})
-	srv, err := Start(ctx, plan.Profile, StartOptions{LogPath: filepath.Join(dir, ServerLog), CtxSize: size, Evalctl: o.Evalctl})
+	srv, err := serving.Start(ctx, plan.Profile, serving.StartOptions{LogPath: filepath.Join(dir, ServerLog), CtxSize: size, Evalctl: o.Evalctl})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, stopped(ctx.Err())
 		}
 		reason := err.Error()
-		var se *StartError
+		var se *serving.StartError
 		if errors.As(err, &se) {
 			res.LogTail, reason = se.LogTail, se.Reason
 		}
@@ -326,7 +327,7 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 }
 
 // serverNote adds to a request error that the server died, when it did.
-func serverNote(err error, srv *Server) error {
+func serverNote(err error, srv *serving.Server) error {
 	select {
 	case <-srv.Exited():
 		return fmt.Errorf("%w (server exited: %v; log %s)", err, srv.ExitErr(), srv.LogPath)
