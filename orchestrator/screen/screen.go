@@ -1,3 +1,9 @@
+// Package screen measures serving configurations: throughput screens of
+// exact prompt and output sizes across modes (server profiles), and
+// context-capacity probes, with their run directories, reports (table,
+// JSON, HTML), aggregates and fixed-input fixtures. Servers are started
+// through package serving and spoken to through the one llama-server
+// client, package model.
 package screen
 
 import (

@@ -1,7 +1,7 @@
-// Package serving starts and stops model servers from profiles, records
-// what was served (build, model, flags, weight digests), and measures
-// serving configurations: throughput screens of exact prompt and output
-// sizes, and context-capacity probes.
+// Package serving supervises model servers: it starts and stops them from
+// profiles, watches them, and records what was served (build, model, flags,
+// weight digests). Cohorts and screens both start servers through it; what
+// a screen or probe measures lives in package screen.
 //
 // A server is started in its own process group and stopped as a group
 // (SIGTERM, then SIGKILL), with the parent-death signal set on Linux, so no
