@@ -20,7 +20,7 @@ import (
 // handling, a few milliseconds a request. The seed_rates case runs at the
 // rates of the results file's Q4 screens (1500 prompt, 50 decode tok/s).
 //
-//	go test -run '^$' -bench ScreenClientOverhead -benchtime 10x ./orchestrator/serving
+//	go test -run '^$' -bench ScreenClientOverhead -benchtime 10x ./orchestrator/screen
 func BenchmarkScreenClientOverhead(b *testing.B) {
 	bin := servingtest.EvalctlBinary(b)
 	for _, c := range []struct {
