@@ -54,7 +54,7 @@ the line, and so is an unknown field (with the closest known name).
 	section("Server profile", "The file named by an arm's `profile`, a screen mode's `profile`, or `evalctl capacity --profile`. "+
 		"`command`, `env` and `hash_files` may use `{{host}}`, `{{port}}`, `{{model}}`, `{{ctx_size}}`, `{{evalctl}}` and `{{profile_dir}}`.",
 		reflect.TypeOf(serving.Profile{}), "")
-	section("Screen spec", "The file given to `evalctl screen --spec`.", reflect.TypeOf(screens.ScreenSpec{}), "")
+	section("Screen spec", "The file given to `evalctl screen --spec`.", reflect.TypeOf(screens.Spec{}), "")
 	b.WriteString("## Annotated example\n\n`examples/full.yaml`, which a test loads as a plan:\n\n```yaml\n")
 	b.Write(example)
 	b.WriteString("```\n")

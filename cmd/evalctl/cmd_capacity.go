@@ -76,7 +76,7 @@ func capacityResume(ctx context.Context, e *env, args []string) error {
 	return servingResume(ctx, e, "capacity", args, runCapacityDir)
 }
 
-func runCapacityDir(ctx context.Context, e *env, dir string, o screen.ScreenOptions) error {
+func runCapacityDir(ctx context.Context, e *env, dir string, o screen.Options) error {
 	st, run, plan, err := screen.OpenCapacity(dir)
 	if err != nil {
 		return err

@@ -44,7 +44,7 @@ func cmdScreen(ctx context.Context, e *env, args []string) error {
 	if *spec == "" {
 		return usagef("screen needs --spec FILE")
 	}
-	sc, err := screen.LoadScreenSpec(*spec)
+	sc, err := screen.LoadSpec(*spec)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func cmdScreen(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := screen.RegisterScreen(*out, sc)
+	st, err := screen.Register(*out, sc)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func screenResume(ctx context.Context, e *env, args []string) error {
 
 // servingResume runs `evalctl NAME resume RUNDIR`: the stopped screen or
 // probe in RUNDIR measures what it has not, under this machine's options.
-func servingResume(ctx context.Context, e *env, name string, args []string, run func(context.Context, *env, string, screen.ScreenOptions) error) error {
+func servingResume(ctx context.Context, e *env, name string, args []string, run func(context.Context, *env, string, screen.Options) error) error {
 	fs := newFlags(e, name+" resume", name+" resume RUNDIR")
 	mo := servingMachineFlags(fs)
 	pos, err := parseWithPositionals(fs, args)
@@ -87,8 +87,8 @@ func servingResume(ctx context.Context, e *env, name string, args []string, run 
 	return run(ctx, e, dir, o)
 }
 
-func runScreenDir(ctx context.Context, e *env, dir string, o screen.ScreenOptions) error {
-	st, run, sc, err := screen.OpenScreen(dir)
+func runScreenDir(ctx context.Context, e *env, dir string, o screen.Options) error {
+	st, run, sc, err := screen.Open(dir)
 	if err != nil {
 		return err
 	}
@@ -96,11 +96,11 @@ func runScreenDir(ctx context.Context, e *env, dir string, o screen.ScreenOption
 		return err
 	}
 	defer st.Unlock()
-	runErr := screen.RunScreen(ctx, st, run, sc, o)
+	runErr := screen.Run(ctx, st, run, sc, o)
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted; nothing finished was lost: evalctl screen resume %s", dir)
 	}
-	rep, err := screen.BuildScreenReport(st, run, sc)
+	rep, err := screen.BuildReport(st, run, sc)
 	if err != nil {
 		return err
 	}
@@ -143,11 +143,11 @@ func screenReport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, run, sc, err := screen.OpenScreen(dir)
+	st, run, sc, err := screen.Open(dir)
 	if err != nil {
 		return err
 	}
-	rep, err := screen.BuildScreenReport(st, run, sc)
+	rep, err := screen.BuildReport(st, run, sc)
 	if err != nil {
 		return err
 	}
@@ -197,8 +197,8 @@ func servingMachineFlags(fs *flag.FlagSet) *servingMachineOpts {
 	}
 }
 
-func (m *servingMachineOpts) options(e *env) (screen.ScreenOptions, error) {
-	o := screen.ScreenOptions{Interval: *m.interval, Hashes: serving.DefaultHashCache(), Progress: e.stderr}
+func (m *servingMachineOpts) options(e *env) (screen.Options, error) {
+	o := screen.Options{Interval: *m.interval, Hashes: serving.DefaultHashCache(), Progress: e.stderr}
 	if *m.quiet {
 		o.Progress = nil
 	}

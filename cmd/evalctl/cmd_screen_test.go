@@ -14,11 +14,11 @@ import (
 // on a finished screen without starting a server.
 func screenFixture(t *testing.T) string {
 	t.Helper()
-	sc, err := screen.LoadScreenSpec("../../examples/screen-scripted.yaml")
+	sc, err := screen.LoadSpec("../../examples/screen-scripted.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := screen.RegisterScreen(t.TempDir(), sc)
+	st, err := screen.Register(t.TempDir(), sc)
 	if err != nil {
 		t.Fatal(err)
 	}

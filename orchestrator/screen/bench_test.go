@@ -45,7 +45,7 @@ func BenchmarkScreenClientOverhead(b *testing.B) {
 			}
 			defer srv.Stop(context.Background())
 			client := newClient(srv.BaseURL)
-			sc := &Screen{Spec: ScreenSpec{OutputTokens: c.out, ToleranceTokens: 64, RequestTimeout: serving.Duration(time.Minute)},
+			sc := &Screen{Spec: Spec{OutputTokens: c.out, ToleranceTokens: 64, RequestTimeout: serving.Duration(time.Minute)},
 				Profiles: map[string]*serving.Profile{"m": p}}
 			run := &runstore.Run{ID: "bench"}
 			var wall, server float64

@@ -41,7 +41,7 @@ func TestDriftNeedsBracketOrder(t *testing.T) {
 // A mode adds request fields (logit_bias) to its samples; the fields that
 // define a sample cannot be overridden.
 func TestModeRequestFields(t *testing.T) {
-	sc := &Screen{Spec: ScreenSpec{Modes: []ModeSpec{{Name: "m", Request: map[string]any{"logit_bias": 1}}}}}
+	sc := &Screen{Spec: Spec{Modes: []ModeSpec{{Name: "m", Request: map[string]any{"logit_bias": 1}}}}}
 	if sc.modeRequest("m")["logit_bias"] != 1 || sc.modeRequest("other") != nil {
 		t.Fatalf("mode request lookup")
 	}

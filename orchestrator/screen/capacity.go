@@ -177,7 +177,7 @@ func CapacityResults(st *runstore.Store) (map[int]*CapacityResult, error) {
 // RunCapacity probes every context size without a recorded result. A size
 // whose server fails to start is a result (startup_failed, log kept), not
 // an error; only ctx ending stops the probe.
-func RunCapacity(ctx context.Context, st *runstore.Store, run *runstore.Run, plan *CapacityPlan, o ScreenOptions) error {
+func RunCapacity(ctx context.Context, st *runstore.Store, run *runstore.Run, plan *CapacityPlan, o Options) error {
 	done, err := CapacityResults(st)
 	if err != nil {
 		return err
@@ -206,7 +206,7 @@ func RunCapacity(ctx context.Context, st *runstore.Store, run *runstore.Run, pla
 	return nil
 }
 
-func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan *CapacityPlan, size int, o ScreenOptions) (*CapacityResult, error) {
+func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan *CapacityPlan, size int, o Options) (*CapacityResult, error) {
 	dir, rel, err := nextTry(st, SizesDir, strconv.Itoa(size))
 	if err != nil {
 		return nil, err

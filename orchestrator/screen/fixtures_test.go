@@ -42,7 +42,7 @@ request_timeout: 1m
 `
 	path := filepath.Join(dir, "screen.yaml")
 	os.WriteFile(path, []byte(spec), 0o644)
-	sc, err := LoadScreenSpec(path)
+	sc, err := LoadSpec(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,16 +61,16 @@ func TestFixedInputScreen(t *testing.T) {
 	if sc.Planned() != 3*3 {
 		t.Fatalf("planned %d, want 3 legs x 3 fixtures", sc.Planned())
 	}
-	st, err := RegisterScreen(filepath.Join(dir, "runs"), sc)
+	st, err := Register(filepath.Join(dir, "runs"), sc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, run, sc, err := OpenScreen(st.Dir)
+	st, run, sc, err := Open(st.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := ScreenOptions{Evalctl: bin, Telemetry: &memorySource{}, Interval: 5 * time.Millisecond}
-	if err := RunScreen(context.Background(), st, run, sc, o); err != nil {
+	o := Options{Evalctl: bin, Telemetry: &memorySource{}, Interval: 5 * time.Millisecond}
+	if err := Run(context.Background(), st, run, sc, o); err != nil {
 		t.Fatal(err)
 	}
 	assertServersGone(t, st)
@@ -91,7 +91,7 @@ func TestFixedInputScreen(t *testing.T) {
 	if !(tokens["input-small"] < tokens["input-medium"] && tokens["input-medium"] < tokens["input-large"]) {
 		t.Errorf("fixture token counts %v, want three different sizes in order", tokens)
 	}
-	rep, err := BuildScreenReport(st, run, sc)
+	rep, err := BuildReport(st, run, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestFixedInputSpecRejects(t *testing.T) {
 		{"name: input-medium", "name: input-small", "appears twice"},
 	} {
 		os.WriteFile(path, bytes.Replace(spec, []byte(tt.old), []byte(tt.new), 1), 0o644)
-		if _, err := LoadScreenSpec(path); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "screen.yaml") {
+		if _, err := LoadSpec(path); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "screen.yaml") {
 			t.Errorf("%s: %v, want an error naming screen.yaml and %q", tt.new, err, tt.want)
 		}
 	}
@@ -180,7 +180,7 @@ func TestFixedInputSpecRejects(t *testing.T) {
 func TestFixtureTelemetryPeaks(t *testing.T) {
 	dir := t.TempDir()
 	sc := writeFixedScreen(t, dir)
-	st, err := RegisterScreen(filepath.Join(dir, "runs"), sc)
+	st, err := Register(filepath.Join(dir, "runs"), sc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func syntheticScreen(t *testing.T) (*runstore.Store, *runstore.Run, *Screen) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := &Screen{Spec: ScreenSpec{Name: "mtp-depth", Baseline: "mtp4",
+	sc := &Screen{Spec: Spec{Name: "mtp-depth", Baseline: "mtp4",
 		Modes:         []ModeSpec{{Name: "mtp4", Profile: "p4.yaml"}, {Name: "mtp2", Profile: "p2.yaml"}},
 		PromptTargets: []int{8192, 32768}, Seeds: []int64{11, 22}, OutputTokens: 1024, ToleranceTokens: 64},
 		Profiles: map[string]*serving.Profile{"mtp4": {Name: "q4-mtp4", API: serving.APILlamaServer}, "mtp2": {Name: "q4-mtp2", API: serving.APILlamaServer}}}
@@ -96,7 +96,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestScreenReportGolden(t *testing.T) {
 	st, run, sc := syntheticScreen(t)
-	rep, err := BuildScreenReport(st, run, sc)
+	rep, err := BuildReport(st, run, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestMeasureMarksWrongTokenCount(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	sc := &Screen{Spec: ScreenSpec{OutputTokens: 1024, ToleranceTokens: 64, RequestTimeout: serving.Duration(time.Minute)},
+	sc := &Screen{Spec: Spec{OutputTokens: 1024, ToleranceTokens: 64, RequestTimeout: serving.Duration(time.Minute)},
 		Profiles: map[string]*serving.Profile{"m": {Name: "m"}}}
 	s := measure(context.Background(), newClient(srv.URL), &runstore.Run{ID: "r"}, sc, Leg{Label: "m", Mode: "m"},
 		sampleSpec{key: "k", target: 512, seed: 1}, "legs/x/1")

@@ -15,7 +15,7 @@ import (
 // registerRun registers a run directory NAME-YYYYmmdd-HHMMSS under out
 // (with a suffix if that exists) through runstore.Register, with plan as
 // indented JSON in file. The lock is released: whoever runs the screen or
-// probe takes it (see RunScreen's callers).
+// probe takes it (see Run's callers).
 func registerRun(out, name, kind, file string, plan any) (*runstore.Store, *runstore.Run, error) {
 	id, err := uuid.NewV7()
 	if err != nil {

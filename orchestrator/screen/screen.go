@@ -48,13 +48,13 @@ const (
 	KindCapacity = runstore.KindCapacity
 )
 
-// ErrIncomplete is returned by RunScreen when some samples failed; the
+// ErrIncomplete is returned by Run when some samples failed; the
 // screen can be resumed to measure them again.
 var ErrIncomplete = errors.New("screen incomplete")
 
-// RegisterScreen creates a run directory for sc under out and writes its
+// Register creates a run directory for sc under out and writes its
 // identity and plan. The directory is named NAME-YYYYmmdd-HHMMSS.
-func RegisterScreen(out string, sc *Screen) (*runstore.Store, error) {
+func Register(out string, sc *Screen) (*runstore.Store, error) {
 	st, _, err := registerRun(out, sc.Spec.Name, KindScreen, ScreenFile, sc)
 	if err != nil {
 		return nil, err
@@ -65,9 +65,9 @@ func RegisterScreen(out string, sc *Screen) (*runstore.Store, error) {
 	return st, nil
 }
 
-// OpenScreen opens a screen's run directory and reads what it registered,
+// Open opens a screen's run directory and reads what it registered,
 // checking the plan against its recorded digest.
-func OpenScreen(dir string) (*runstore.Store, *runstore.Run, *Screen, error) {
+func Open(dir string) (*runstore.Store, *runstore.Run, *Screen, error) {
 	var sc Screen
 	st, run, err := openRun(dir, KindScreen, ScreenFile, &sc)
 	if err != nil {
@@ -100,8 +100,8 @@ func Samples(st *runstore.Store) ([]*Sample, error) {
 	return out, nil
 }
 
-// ScreenOptions are the machine-side parts of running a screen.
-type ScreenOptions struct {
+// Options are the machine-side parts of running a screen.
+type Options struct {
 	// Telemetry is sampled every Interval while each server runs; nil
 	// records no telemetry.
 	Telemetry telemetry.Source
@@ -114,10 +114,10 @@ type ScreenOptions struct {
 	Progress io.Writer
 }
 
-// RunScreen measures every sample of the screen that is not finished yet,
+// Run measures every sample of the screen that is not finished yet,
 // leg by leg (one server start per leg), and returns ErrIncomplete when
 // some sample failed. The caller holds the run's lock.
-func RunScreen(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Screen, o ScreenOptions) error {
+func Run(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Screen, o Options) error {
 	done, err := Samples(st)
 	if err != nil {
 		return err
@@ -171,7 +171,7 @@ type sampleSpec struct {
 // (recorded, to be measured again on resume) without stopping the screen;
 // only ctx ending stops everything.
 func runLeg(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Screen, leg Leg, todo []sampleSpec,
-	o ScreenOptions, progress io.Writer, n *int) (failed int, err error) {
+	o Options, progress io.Writer, n *int) (failed int, err error) {
 	p := sc.Profiles[leg.Mode]
 	legDir, rel, err := nextTry(st, LegsDir, fmt.Sprintf("%02d-%s", leg.Index, leg.Label))
 	if err != nil {
@@ -350,7 +350,7 @@ func nextTry(st *runstore.Store, parent, name string) (dir, rel string, err erro
 // startSampler starts telemetry for one server start, logging every
 // reading in dir. stop ends it, writes the summary beside the log and
 // returns it; its error says the log or the summary could not be written.
-func startSampler(ctx context.Context, o ScreenOptions, dir string) (s *telemetry.Sampler, stop func() (telemetry.Summary, error), err error) {
+func startSampler(ctx context.Context, o Options, dir string) (s *telemetry.Sampler, stop func() (telemetry.Summary, error), err error) {
 	src := o.Telemetry
 	if src == nil {
 		src = notSampled{}

@@ -25,10 +25,10 @@ func (sc *Screen) modeRequest(mode string) map[string]any {
 	return nil
 }
 
-// ScreenSpec is a throughput screen: every mode (a server profile) is
+// Spec is a throughput screen: every mode (a server profile) is
 // measured at every prompt target with every seed, and the baseline mode is
 // measured before and after all others so drift shows.
-type ScreenSpec struct {
+type Spec struct {
 	// Name names the screen and its run directory (required).
 	Name string `yaml:"name" json:"name"`
 	// Baseline names the mode run as baseline_start and baseline_end.
@@ -72,7 +72,7 @@ var screenFields = []string{"prompt", "n_predict", "ignore_eos", "seed", "cache_
 // Screen is a loaded spec with its profiles, as stored in the run directory:
 // a resumed screen runs what was registered, not what the files say now.
 type Screen struct {
-	Spec     ScreenSpec                  `json:"spec"`
+	Spec     Spec                        `json:"spec"`
 	Profiles map[string]*serving.Profile `json:"profiles"`
 }
 
@@ -83,14 +83,14 @@ type Leg struct {
 	Mode  string `json:"mode"`
 }
 
-// LoadScreenSpec reads a screen spec strictly and loads every profile it
+// LoadSpec reads a screen spec strictly and loads every profile it
 // names.
-func LoadScreenSpec(file string) (*Screen, error) {
+func LoadSpec(file string) (*Screen, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil, err
 	}
-	var s ScreenSpec
+	var s Spec
 	doc, err := yamlcheck.DecodeFile(abs, &s)
 	if err != nil {
 		return nil, fmt.Errorf("load screen: %w", err)

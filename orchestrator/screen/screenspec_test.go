@@ -37,7 +37,7 @@ func TestScreenSpecStrict(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "s.yaml")
 			os.WriteFile(path, []byte(tc.yaml), 0o644)
-			sc, err := LoadScreenSpec(path)
+			sc, err := LoadSpec(path)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -56,7 +56,7 @@ func TestScreenSpecStrict(t *testing.T) {
 
 func TestExampleScreensLoad(t *testing.T) {
 	for _, f := range []string{"../../examples/screen.yaml", "../../examples/screen-scripted.yaml"} {
-		sc, err := LoadScreenSpec(f)
+		sc, err := LoadSpec(f)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue

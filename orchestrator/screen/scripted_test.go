@@ -53,7 +53,7 @@ request_timeout: 1m
 `
 	path := filepath.Join(dir, "screen.yaml")
 	os.WriteFile(path, []byte(spec), 0o644)
-	sc, err := LoadScreenSpec(path)
+	sc, err := LoadSpec(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,20 +64,20 @@ func TestScreenAgainstScriptedServer(t *testing.T) {
 	bin := servingtest.EvalctlBinary(t)
 	dir := t.TempDir()
 	sc := writeScreen(t, dir)
-	st, err := RegisterScreen(filepath.Join(dir, "runs"), sc)
+	st, err := Register(filepath.Join(dir, "runs"), sc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, run, sc, err := OpenScreen(st.Dir)
+	st, run, sc, err := Open(st.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := ScreenOptions{Evalctl: bin, Telemetry: &memorySource{}, Interval: 5 * time.Millisecond}
+	o := Options{Evalctl: bin, Telemetry: &memorySource{}, Interval: 5 * time.Millisecond}
 
 	// Interrupt after 5 samples, as Ctrl-C would.
 	ctx, cancel := context.WithCancel(context.Background())
 	o.Progress = &cancelAfter{n: 5, cancel: cancel}
-	if err := RunScreen(ctx, st, run, sc, o); !errors.Is(err, context.Canceled) {
+	if err := Run(ctx, st, run, sc, o); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted screen: err = %v", err)
 	}
 	first, _ := Samples(st)
@@ -92,7 +92,7 @@ func TestScreenAgainstScriptedServer(t *testing.T) {
 
 	// Resume: the 5 finished samples are not measured again.
 	o.Progress = nil
-	if err := RunScreen(context.Background(), st, run, sc, o); err != nil {
+	if err := Run(context.Background(), st, run, sc, o); err != nil {
 		t.Fatal(err)
 	}
 	all, _ := Samples(st)
@@ -119,7 +119,7 @@ func TestScreenAgainstScriptedServer(t *testing.T) {
 			t.Fatalf("sample %s: nonce %q does not name its leg try", s.Key, s.Nonce)
 		}
 	}
-	rep, err := BuildScreenReport(st, run, sc)
+	rep, err := BuildReport(st, run, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,12 +163,12 @@ func TestScreenRecordsFailedStartAndGoesOn(t *testing.T) {
 	bin := servingtest.EvalctlBinary(t)
 	dir := t.TempDir()
 	sc := writeScreen(t, dir, "--fail-above-ctx", "2048") // the slow mode cannot start at 4096
-	st, err := RegisterScreen(filepath.Join(dir, "runs"), sc)
+	st, err := Register(filepath.Join(dir, "runs"), sc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, run, sc, _ := OpenScreen(st.Dir)
-	err = RunScreen(context.Background(), st, run, sc, ScreenOptions{Evalctl: bin})
+	st, run, sc, _ := Open(st.Dir)
+	err = Run(context.Background(), st, run, sc, Options{Evalctl: bin})
 	if !errors.Is(err, ErrIncomplete) {
 		t.Fatalf("err = %v, want ErrIncomplete", err)
 	}
@@ -212,7 +212,7 @@ func TestCapacityAgainstScriptedServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := RunCapacity(context.Background(), st, run, plan, ScreenOptions{Evalctl: bin, Telemetry: &memorySource{}, Interval: 5 * time.Millisecond}); err != nil {
+	if err := RunCapacity(context.Background(), st, run, plan, Options{Evalctl: bin, Telemetry: &memorySource{}, Interval: 5 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := BuildCapacityReport(st, run, plan)
@@ -255,7 +255,7 @@ func TestCapacityAgainstScriptedServer(t *testing.T) {
 	}
 	// Resuming a finished probe measures nothing again.
 	before, _ := os.ReadFile(st.Path(ResultsDir, "4096.json"))
-	if err := RunCapacity(context.Background(), st, run, plan, ScreenOptions{Evalctl: bin}); err != nil {
+	if err := RunCapacity(context.Background(), st, run, plan, Options{Evalctl: bin}); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(st.Path(ResultsDir, "4096.json"))

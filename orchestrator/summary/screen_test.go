@@ -21,11 +21,11 @@ import (
 // them per leg. cpu false leaves the CPU temperature unmeasured (no sensor).
 func screenRun(t *testing.T, out string, cpu bool) string {
 	t.Helper()
-	sc := &screen.Screen{Spec: screen.ScreenSpec{Name: "dflash220", Baseline: "mtp4-f16",
+	sc := &screen.Screen{Spec: screen.Spec{Name: "dflash220", Baseline: "mtp4-f16",
 		Modes:         []screen.ModeSpec{{Name: "mtp4-f16", Profile: "a.yaml"}, {Name: "dflash2-f16", Profile: "b.yaml"}},
 		PromptTargets: []int{8192}, Seeds: []int64{11}, OutputTokens: 512, ToleranceTokens: 64},
 		Profiles: map[string]*serving.Profile{"mtp4-f16": {Name: "mtp4-f16", API: serving.APILlamaServer}, "dflash2-f16": {Name: "dflash2-f16", API: serving.APILlamaServer}}}
-	st, err := screen.RegisterScreen(out, sc)
+	st, err := screen.Register(out, sc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -520,11 +520,11 @@ func (doc *Document) addRegrades(ctx context.Context, dir string, st *runstore.S
 }
 
 func (doc *Document) addScreen(dir string) error {
-	st, run, sc, err := screen.OpenScreen(dir)
+	st, run, sc, err := screen.Open(dir)
 	if err != nil {
 		return fmt.Errorf("summarize: %w", err)
 	}
-	r, err := screen.BuildScreenReport(st, run, sc)
+	r, err := screen.BuildReport(st, run, sc)
 	if err != nil {
 		return fmt.Errorf("summarize %s: %w", dir, err)
 	}
