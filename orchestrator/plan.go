@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -303,11 +302,7 @@ func (e *PlanError) Error() string {
 // with "did you mean", values of the wrong type, ranges, tabs and broken
 // indentation are reported with the field path and the line.
 func decodeYAML(file string, v any) (*yamlcheck.Doc, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, &PlanError{File: file, Msg: err.Error()}
-	}
-	doc, err := yamlcheck.Decode(file, data, v)
+	doc, err := yamlcheck.DecodeFile(file, v)
 	var ye *yamlcheck.Error
 	if errors.As(err, &ye) {
 		return nil, &PlanError{File: ye.File, Line: ye.Line, Field: ye.Field, Msg: ye.Msg}

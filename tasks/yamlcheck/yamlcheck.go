@@ -1,5 +1,6 @@
-// Package yamlcheck reads the YAML files people write (plans, arms, server
-// profiles, screen specs) and says what is wrong in their words: the field
+// Package yamlcheck is the one strict YAML decoder for the files people
+// write (plans, arms, cases, suites, server profiles, screen specs): one
+// document a file, and what is wrong is said in the writer's words: the field
 // path (arms[1].sampling.temperature), the line, what was expected, "did
 // you mean" for a misspelt name, the allowed range of a number, and for a
 // file that does not parse, the line that breaks the indentation or holds
@@ -9,7 +10,8 @@
 // The checks come from the Go types themselves (yaml tags, and a `range`
 // tag "min,max" on numbers, either side may be empty), so a field added to
 // a type is checked, and documented by the reference generator, without
-// more code.
+// more code. It imports only yaml.v3 and the standard library, so that the
+// case loader (package tasks), low in the package graph, can use it.
 package yamlcheck
 
 import (
