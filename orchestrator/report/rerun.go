@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
@@ -78,7 +79,7 @@ func LoadRerun(dir string) (*RerunSideBySide, error) {
 		return nil, fmt.Errorf("%s: %w", dir, ErrNotRerun)
 	}
 	out := &RerunSideBySide{Label: p.Rerun.Label, Changes: p.Rerun.Changes}
-	orig, err := summarizeAttempt(p.Rerun.OriginalRunDir, func(as []*runstore.Attempt) *runstore.Attempt {
+	orig, err := summarizeAttempt(p.Rerun.OriginalRunDir, func(as []*evalctl.Attempt) *evalctl.Attempt {
 		for _, a := range as {
 			if a.ID == p.Rerun.OriginalAttemptID {
 				return a
@@ -89,7 +90,7 @@ func LoadRerun(dir string) (*RerunSideBySide, error) {
 	if err != nil {
 		return nil, fmt.Errorf("original of rerun %s: %w", dir, err)
 	}
-	re, err := summarizeAttempt(dir, func(as []*runstore.Attempt) *runstore.Attempt {
+	re, err := summarizeAttempt(dir, func(as []*evalctl.Attempt) *evalctl.Attempt {
 		// A rerun has one slot; its current record is what stands.
 		for _, a := range runstore.Current(as) {
 			return a
@@ -103,7 +104,7 @@ func LoadRerun(dir string) (*RerunSideBySide, error) {
 	return out, nil
 }
 
-func summarizeAttempt(dir string, pick func([]*runstore.Attempt) *runstore.Attempt) (*AttemptSummary, error) {
+func summarizeAttempt(dir string, pick func([]*evalctl.Attempt) *evalctl.Attempt) (*AttemptSummary, error) {
 	st, err := runstore.Open(dir)
 	if err != nil {
 		return nil, err
@@ -139,7 +140,7 @@ func summarizeAttempt(dir string, pick func([]*runstore.Attempt) *runstore.Attem
 		}
 		s.LongestResponseTokens = m.MaxResponseTokens
 	}
-	if s.LongestResponseTokens == nil && a.State == runstore.Completed {
+	if s.LongestResponseTokens == nil && a.State == evalctl.Completed {
 		s.LongestResponseTokens, err = longestFromTranscript(filepath.Join(st.AttemptDir(a.ID), runstore.TranscriptFile))
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package runstore
 
 import (
 	"errors"
+	"github.com/evalctl/evalctl"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,17 +99,19 @@ func TestRegisterAndReopen(t *testing.T) {
 // TestCurrent: a slot stands where the end of its replacement chain
 // stands, whatever order the ids (which follow the clock) come in.
 func TestCurrent(t *testing.T) {
-	a := func(id string, slot int, of string) *Attempt { return &Attempt{ID: id, Slot: slot, ReplacementOf: of} }
+	a := func(id string, slot int, of string) *evalctl.Attempt {
+		return &evalctl.Attempt{ID: id, Slot: slot, ReplacementOf: of}
+	}
 	tests := []struct {
 		name string
-		all  []*Attempt
+		all  []*evalctl.Attempt
 		want map[int]string
 	}{
-		{"one record per slot", []*Attempt{a("1", 0, ""), a("2", 1, "")}, map[int]string{0: "1", 1: "2"}},
-		{"chain", []*Attempt{a("1", 0, ""), a("2", 0, "1"), a("3", 0, "2")}, map[int]string{0: "3"}},
-		{"clock stepped back", []*Attempt{a("5", 0, ""), a("3", 0, "5"), a("1", 0, "3")}, map[int]string{0: "1"}},
-		{"two replacements of one record: the earlier continues", []*Attempt{a("1", 0, ""), a("3", 0, "1"), a("2", 0, "1")}, map[int]string{0: "2"}},
-		{"missing predecessor counts as original", []*Attempt{a("4", 2, "gone")}, map[int]string{2: "4"}},
+		{"one record per slot", []*evalctl.Attempt{a("1", 0, ""), a("2", 1, "")}, map[int]string{0: "1", 1: "2"}},
+		{"chain", []*evalctl.Attempt{a("1", 0, ""), a("2", 0, "1"), a("3", 0, "2")}, map[int]string{0: "3"}},
+		{"clock stepped back", []*evalctl.Attempt{a("5", 0, ""), a("3", 0, "5"), a("1", 0, "3")}, map[int]string{0: "1"}},
+		{"two replacements of one record: the earlier continues", []*evalctl.Attempt{a("1", 0, ""), a("3", 0, "1"), a("2", 0, "1")}, map[int]string{0: "2"}},
+		{"missing predecessor counts as original", []*evalctl.Attempt{a("4", 2, "gone")}, map[int]string{2: "4"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,5 +1,7 @@
 package runstore
 
+import "github.com/evalctl/evalctl"
+
 // Current returns, per slot, the attempt that says where the slot stands:
 // the end of its replacement chain, followed from its original record
 // (a record whose predecessor is missing counts as one; of several, the
@@ -7,9 +9,9 @@ package runstore
 // as ids follow the clock, which can step back. Two replacements of one
 // record (never written by the runner): the earlier one continues the
 // chain.
-func Current(all []*Attempt) map[int]*Attempt {
-	byID := map[string]*Attempt{}
-	next := map[string]*Attempt{} // predecessor id -> its replacement
+func Current(all []*evalctl.Attempt) map[int]*evalctl.Attempt {
+	byID := map[string]*evalctl.Attempt{}
+	next := map[string]*evalctl.Attempt{} // predecessor id -> its replacement
 	for _, a := range all {
 		byID[a.ID] = a
 	}
@@ -21,7 +23,7 @@ func Current(all []*Attempt) map[int]*Attempt {
 			next[a.ReplacementOf] = a
 		}
 	}
-	root := map[int]*Attempt{}
+	root := map[int]*evalctl.Attempt{}
 	for _, a := range all {
 		if _, ok := byID[a.ReplacementOf]; a.ReplacementOf != "" && ok {
 			continue
@@ -30,7 +32,7 @@ func Current(all []*Attempt) map[int]*Attempt {
 			root[a.Slot] = a
 		}
 	}
-	current := make(map[int]*Attempt, len(root))
+	current := make(map[int]*evalctl.Attempt, len(root))
 	for slot, end := range root {
 		for seen := map[string]bool{end.ID: true}; ; {
 			n, ok := next[end.ID]
