@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -22,8 +21,8 @@ import (
 	"github.com/evalctl/evalctl/orchestrator/longctx"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/serving"
-	"github.com/evalctl/evalctl/orchestrator/yamlcheck"
 	"github.com/evalctl/evalctl/tasks"
+	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
 // Plan is a registered plan of arms x cases x repeat labels, resolved: every
@@ -303,11 +302,7 @@ func (e *PlanError) Error() string {
 // with "did you mean", values of the wrong type, ranges, tabs and broken
 // indentation are reported with the field path and the line.
 func decodeYAML(file string, v any) (*yamlcheck.Doc, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, &PlanError{File: file, Msg: err.Error()}
-	}
-	doc, err := yamlcheck.Decode(file, data, v)
+	doc, err := yamlcheck.DecodeFile(file, v)
 	var ye *yamlcheck.Error
 	if errors.As(err, &ye) {
 		return nil, &PlanError{File: ye.File, Line: ye.Line, Field: ye.Field, Msg: ye.Msg}

@@ -200,6 +200,10 @@ func TestPlanErrorMessages(t *testing.T) {
 			`:8: arms[0].sampling: expected a mapping (name: value lines, or {name: value, ...}), got a list`},
 		{"given twice", head + "    max_tokens: 5\n    max_tokens: 6\n", armB,
 			`:9: arms[0].max_tokens: given twice (first on line 8)`},
+		{"trailing document", head + "---\nname: u\n", armB,
+			`: holds more than one YAML document (a line with ---); keep one`},
+		{"trailing document in an arm file", head + "  - file: arm-b.yaml\n", armB + "---\nname: c\n",
+			`arm-b.yaml: holds more than one YAML document (a line with ---); keep one`},
 		{"semantic error on its line", head + "  - name: a\n    endpoint: {base_url: \"http://127.0.0.1:1\", model: noop}\n", armB,
 			`:8: arms[1].name: duplicate arm "a"`},
 	}

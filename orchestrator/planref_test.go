@@ -12,8 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	screens "github.com/evalctl/evalctl/orchestrator/screen"
 	"github.com/evalctl/evalctl/orchestrator/serving"
-	"github.com/evalctl/evalctl/orchestrator/yamlcheck"
+	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
 var updateRef = flag.Bool("update", false, "rewrite the generated plan reference (../docs/plan.md)")
@@ -25,7 +26,7 @@ var updateRef = flag.Bool("update", false, "rewrite the generated plan reference
 // when docs/plan.md differs: a field added to a plan, arm, profile or
 // screen spec is documented by running 'go generate ./orchestrator'.
 func TestPlanReference(t *testing.T) {
-	docs, err := fieldDocs(".", "serving", "longctx")
+	docs, err := fieldDocs(".", "serving", "screen", "longctx")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ the line, and so is an unknown field (with the closest known name).
 	section("Server profile", "The file named by an arm's `profile`, a screen mode's `profile`, or `evalctl capacity --profile`. "+
 		"`command`, `env` and `hash_files` may use `{{host}}`, `{{port}}`, `{{model}}`, `{{ctx_size}}`, `{{evalctl}}` and `{{profile_dir}}`.",
 		reflect.TypeOf(serving.Profile{}), "")
-	section("Screen spec", "The file given to `evalctl screen --spec`.", reflect.TypeOf(serving.ScreenSpec{}), "")
+	section("Screen spec", "The file given to `evalctl screen --spec`.", reflect.TypeOf(screens.Spec{}), "")
 	b.WriteString("## Annotated example\n\n`examples/full.yaml`, which a test loads as a plan:\n\n```yaml\n")
 	b.Write(example)
 	b.WriteString("```\n")

@@ -2,8 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +34,7 @@ var ErrInterrupted = errors.New("run interrupted")
 
 // ErrChanged is returned by a resume when the plan or the suite changed
 // since registration.
-var ErrChanged = errors.New("run changed since registration")
+var ErrChanged = runstore.ErrChanged
 
 // TemperatureSource reads the temperature the guard watches;
 // *telemetry.Thermal satisfies it. A nil reading (with a reason) means
@@ -197,24 +195,12 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 	if out == "" {
 		out = "runs"
 	}
-	store, err := runstore.Create(filepath.Join(out, runstore.DirName(plan.Name, id.String())))
-	if err != nil {
-		return nil, err
-	}
-	if err := store.Lock(); err != nil {
-		return nil, err
-	}
 	data, err := plan.Encode()
 	if err != nil {
 		return nil, err
 	}
-	if err := runstore.WriteFileAtomic(store.Path(runstore.PlanFile), data, 0o644); err != nil {
-		return nil, err
-	}
-	digest := sha256.Sum256(data)
-	sum := hex.EncodeToString(digest[:])
 	run := &runstore.Run{
-		ID: id.String(), Name: plan.Name, CreatedAt: time.Now().UTC(), PlanSHA256: sum, Kind: "cohort",
+		ID: id.String(), Name: plan.Name, CreatedAt: time.Now().UTC(), Kind: runstore.KindCohort,
 		Suite:   evalctl.SuiteRef{Name: suite.Name, Version: suite.Version, Fingerprint: suite.Fingerprint},
 		ImageID: img.ID, EvalctlVersion: runstore.Version(), ArmHashes: map[string]string{},
 		ArmIdentities: map[string]*runstore.ArmIdentity{}, Preflight: checks,
@@ -227,14 +213,18 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 	}
 	// Every slot gets its planned record before the first attempt runs, so
 	// that what was planned is on disk whatever happens next.
-	for _, s := range plan.Slots {
-		if _, err := newAttempt(store, run, plan, suite, s, ""); err != nil {
-			return nil, err
+	store, err := runstore.Register(filepath.Join(out, runstore.DirName(plan.Name, id.String())), runstore.PlanFile, data, run, func(st *runstore.Store) error {
+		for _, s := range plan.Slots {
+			if _, err := newAttempt(st, run, plan, suite, s, ""); err != nil {
+				return err
+			}
 		}
-	}
-	if err := store.WriteRun(run); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
+	sum := run.PlanSHA256
 	store.AppendEvent(runstore.Event{Kind: "registered", Detail: fmt.Sprintf("plan sha256 %s, %d attempts", sum, len(plan.Slots))})
 	fmt.Fprintf(opts.Progress, "registered run %s\n  plan sha256 %s\n  suite %s (%s)\n  image %s\n  %d attempts: %d arms x %d cases x %d repeats\n  directory %s\n",
 		run.ID, sum, suite.ID(), suite.Fingerprint, img.ID, len(plan.Slots), len(plan.Arms), len(plan.Cases), len(plan.Repeats), store.Dir)
@@ -284,18 +274,9 @@ func resume(ctx context.Context, opts Options) (*runner, error) {
 		store.Unlock()
 		return nil, err
 	}
-	run, err := store.ReadRun()
+	run, data, err := store.Registered(runstore.KindCohort, runstore.PlanFile)
 	if err != nil {
-		return fail(err)
-	}
-	// One read: the bytes hashed are the bytes decoded.
-	data, err := os.ReadFile(store.Path(runstore.PlanFile))
-	if err != nil {
-		return fail(err)
-	}
-	digest := sha256.Sum256(data)
-	if sum := hex.EncodeToString(digest[:]); sum != run.PlanSHA256 {
-		return fail(fmt.Errorf("resume %s: %w: plan.json's SHA-256 is %s, registered %s; start a new run instead", store.Dir, ErrChanged, sum, run.PlanSHA256))
+		return fail(fmt.Errorf("resume: %w", err))
 	}
 	var plan Plan
 	if err := json.Unmarshal(data, &plan); err != nil {
@@ -330,7 +311,7 @@ func (r *runner) pending() ([]*evalctl.Attempt, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	latest := latestPerSlot(all)
+	latest := runstore.Current(all)
 	var todo []*evalctl.Attempt
 	done := 0
 	for _, s := range r.plan.Slots {
@@ -371,52 +352,6 @@ func (r *runner) pending() ([]*evalctl.Attempt, int, error) {
 		}
 	}
 	return todo, done, nil
-}
-
-// latestPerSlot follows each slot's replacement chain from its original
-// record to the last replacement: that record, not the one with the
-// greatest id (ids follow the clock, which can step back), says where the
-// slot stands.
-func latestPerSlot(all []*evalctl.Attempt) map[int]*evalctl.Attempt {
-	byID := map[string]*evalctl.Attempt{}
-	next := map[string]*evalctl.Attempt{} // predecessor id -> its replacement
-	for _, a := range all {
-		byID[a.ID] = a
-	}
-	for _, a := range all {
-		if a.ReplacementOf == "" {
-			continue
-		}
-		// Two replacements of one record (never written by the runner):
-		// the earlier one continues the chain.
-		if cur, ok := next[a.ReplacementOf]; !ok || a.ID < cur.ID {
-			next[a.ReplacementOf] = a
-		}
-	}
-	// The root of a slot's chain: its original (a record whose predecessor
-	// is missing counts as one; of several, the first).
-	root := map[int]*evalctl.Attempt{}
-	for _, a := range all {
-		if _, ok := byID[a.ReplacementOf]; a.ReplacementOf != "" && ok {
-			continue
-		}
-		if cur, ok := root[a.Slot]; !ok || a.ID < cur.ID {
-			root[a.Slot] = a
-		}
-	}
-	latest := map[int]*evalctl.Attempt{}
-	for slot, end := range root {
-		for seen := map[string]bool{end.ID: true}; ; {
-			n, ok := next[end.ID]
-			if !ok || seen[n.ID] {
-				break
-			}
-			seen[n.ID] = true
-			end = n
-		}
-		latest[slot] = end
-	}
-	return latest
 }
 
 func (r *runner) execute(ctx context.Context) error {

@@ -1,10 +1,8 @@
 package tasks
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -12,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
 // SuiteFile and CaseFile are the names of the YAML files the loader reads.
@@ -103,25 +101,6 @@ type controlYAML struct {
 	Why      string              `yaml:"why"`
 }
 
-// decodeStrict decodes one YAML document into v, refusing unknown fields,
-// and prefixes every error with the file name so that yaml.v3's "line N"
-// points somewhere a person can open.
-func decodeStrict(file string, v any) error {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%s: empty file", file)
-		}
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	return nil
-}
-
 // LoadSuite reads and validates the suite in dir: suite.yaml, every case it
 // lists, and every file those cases name. It computes the fingerprint.
 func LoadSuite(dir string) (*Suite, error) {
@@ -131,10 +110,11 @@ func LoadSuite(dir string) (*Suite, error) {
 	}
 	file := filepath.Join(abs, SuiteFile)
 	var sy suiteYAML
-	if err := decodeStrict(file, &sy); err != nil {
+	doc, err := yamlcheck.DecodeFile(file, &sy)
+	if err != nil {
 		return nil, fmt.Errorf("load suite: %w", err)
 	}
-	fe := fieldErr(file)
+	fe := fieldErr(doc)
 	if sy.Name == "" {
 		return nil, fe("name", "is required")
 	}
@@ -159,7 +139,7 @@ func LoadSuite(dir string) (*Suite, error) {
 			return nil, fmt.Errorf("load suite %s: %w", abs, err)
 		}
 		if c.Name != name {
-			return nil, fieldErr(filepath.Join(c.Dir, CaseFile))("name", fmt.Sprintf("%q differs from its directory name %q", c.Name, name))
+			return nil, fieldErr(&yamlcheck.Doc{File: filepath.Join(c.Dir, CaseFile)})("name", fmt.Sprintf("%q differs from its directory name %q", c.Name, name))
 		}
 		s.Cases = append(s.Cases, c)
 	}
@@ -171,20 +151,21 @@ func LoadSuite(dir string) (*Suite, error) {
 	return s, nil
 }
 
-func fieldErr(file string) func(field, msg string) error {
-	return func(field, msg string) error {
-		return fmt.Errorf("%s: field %s: %s", file, field, msg)
-	}
+// fieldErr reports a problem with the field at path ("phases[0].prompt")
+// with the file and the line (see yamlcheck.Doc.Errorf).
+func fieldErr(doc *yamlcheck.Doc) func(field, msg string) error {
+	return func(field, msg string) error { return doc.Errorf(field, "%s", msg) }
 }
 
 // LoadCase reads and validates one case directory.
 func LoadCase(dir string) (*Case, error) {
 	file := filepath.Join(dir, CaseFile)
 	var cy caseYAML
-	if err := decodeStrict(file, &cy); err != nil {
+	doc, err := yamlcheck.DecodeFile(file, &cy)
+	if err != nil {
 		return nil, err
 	}
-	fe := fieldErr(file)
+	fe := fieldErr(doc)
 	c := &Case{Dir: dir, Name: cy.Name, Language: Language(cy.Language), Summary: cy.Summary, Protected: cy.Protected}
 	if c.Name == "" {
 		return nil, fe("name", "is required")
@@ -195,7 +176,6 @@ func LoadCase(dir string) (*Case, error) {
 	if strings.TrimSpace(c.Summary) == "" || strings.Contains(strings.TrimSpace(c.Summary), "\n") {
 		return nil, fe("summary", "must be one non-empty line")
 	}
-	var err error
 	if c.WorkspaceDir, err = subdir(dir, orDefault(cy.Workspace, "workspace")); err != nil {
 		return nil, fe("workspace", err.Error())
 	}

@@ -222,3 +222,57 @@ func TestDevelopmentSuite(t *testing.T) {
 		t.Errorf("%d cases have a second phase, want at least 2", multiPhase)
 	}
 }
+
+// TestCaseYAMLErrors pins the whole message for each kind of mistake in a
+// case or suite file: the file, the line, the field path in the file's own
+// words (never a Go type), and a suggestion for a misspelt field.
+func TestCaseYAMLErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		file   string // relative to the suite
+		mutate func(t *testing.T, dir string)
+		want   string // after the suite directory
+	}{
+		{"unknown field with suggestion", "adder/case.yaml",
+			func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "summary:", "sumary: x\nsummary:") },
+			`adder/case.yaml:3: unknown field "sumary"; did you mean "summary"?`},
+		{"nested unknown field", "adder/case.yaml",
+			func(t *testing.T, d string) {
+				edit(t, d+"/adder/case.yaml", "runner: py-compile}", "runner: py-compile, timout: 5s}")
+			},
+			`adder/case.yaml:12: phases[0].groups[3]: unknown field "timout"; did you mean "timeout"?`},
+		{"wrong type", "adder/case.yaml",
+			func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "tests: 3}", "tests: three}") },
+			`adder/case.yaml:9: phases[0].groups[0].tests: expected a whole number, got the text "three"`},
+		{"trailing document", "adder/case.yaml",
+			func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "why: Clamps", "why: x\n---\nwhy: Clamps") },
+			`adder/case.yaml: holds more than one YAML document (a line with ---); keep one`},
+		{"bad value range", "adder/case.yaml",
+			func(t *testing.T, d string) { edit(t, d+"/adder/case.yaml", "tests: 3}", "tests: 0}") },
+			`adder/case.yaml:9: field phases[0].groups[0].tests: 0 is not a number of tests (at least 1)`},
+		{"suite trailing document", "suite.yaml",
+			func(t *testing.T, d string) { edit(t, d+"/suite.yaml", "cases:", "cases: []\n---\ncases:") },
+			`suite.yaml: holds more than one YAML document (a line with ---); keep one`},
+		{"suite wrong type", "suite.yaml",
+			func(t *testing.T, d string) { edit(t, d+"/suite.yaml", "[adder, tsadd]", "adder") },
+			`suite.yaml:3: cases: expected a list (- item lines, or [a, b]), got the text "adder"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := fixture(t)
+			tt.mutate(t, dir)
+			_, err := LoadSuite(dir)
+			if err == nil {
+				t.Fatal("loaded without error")
+			}
+			got := err.Error()
+			i := strings.Index(got, dir+"/")
+			if i < 0 {
+				t.Fatalf("error %q does not name the file under %s", got, dir)
+			}
+			if got = got[i+len(dir)+1:]; got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}

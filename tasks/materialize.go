@@ -47,7 +47,7 @@ func Materialize(fsys fs.FS, cacheDir string) (*Suite, error) {
 	if strings.ContainsAny(s.Name+s.Version, `/\`) {
 		return nil, fmt.Errorf("materialize suite: name %q or version %q holds a path separator", s.Name, s.Version)
 	}
-	final := filepath.Join(cacheDir, s.Name+"@"+s.Version+"-"+s.Fingerprint[:16])
+	final := filepath.Join(cacheDir, s.ID()+"-"+s.Fingerprint[:16])
 	same := func() (*Suite, bool) {
 		have, err := LoadSuite(final)
 		return have, err == nil && have.Fingerprint == s.Fingerprint

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+
+	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
 // CaseError is a case of a suite that did not load.
@@ -32,7 +34,7 @@ func LoadSuitePartial(dir string) (*Suite, []*CaseError, error) {
 	}
 	file := filepath.Join(abs, SuiteFile)
 	var sy suiteYAML
-	if derr := decodeStrict(file, &sy); derr != nil {
+	if _, derr := yamlcheck.DecodeFile(file, &sy); derr != nil {
 		return nil, nil, err
 	}
 	// Load each case on its own.
@@ -47,7 +49,7 @@ func LoadSuitePartial(dir string) (*Suite, []*CaseError, error) {
 		seen[name] = true
 		c, cerr := LoadCase(filepath.Join(abs, name))
 		if cerr == nil && c.Name != name {
-			cerr = fieldErr(filepath.Join(c.Dir, CaseFile))("name", fmt.Sprintf("%q differs from its directory name %q", c.Name, name))
+			cerr = fieldErr(&yamlcheck.Doc{File: filepath.Join(c.Dir, CaseFile)})("name", fmt.Sprintf("%q differs from its directory name %q", c.Name, name))
 		}
 		if cerr != nil {
 			bad = append(bad, &CaseError{Case: name, Err: cerr})

@@ -155,5 +155,10 @@ func (s *Suite) Case(name string) *Case {
 	return nil
 }
 
-// ID is "name@version", the key under which grades are stored.
-func (s *Suite) ID() string { return s.Name + "@" + s.Version }
+// ID is the suite's label (see Label), the key under which grades are
+// stored.
+func (s *Suite) ID() string { return Label(s.Name, s.Version) }
+
+// Label is "name@version", how a version of a suite is named everywhere:
+// grade directories, reports, regrades.
+func Label(name, version string) string { return name + "@" + version }

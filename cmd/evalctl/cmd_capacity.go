@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/evalctl/evalctl/orchestrator/screen"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 )
 
@@ -55,7 +56,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	plan := &serving.CapacityPlan{Profile: p, Contexts: sizes, InputTokens: *input, Fill: *fill, ShortOutput: *short, LongOutput: *long}
+	plan := &screen.CapacityPlan{Profile: p, Contexts: sizes, InputTokens: *input, Fill: *fill, ShortOutput: *short, LongOutput: *long}
 	if err := plan.Normalize(); err != nil {
 		return usagef("%v", err)
 	}
@@ -63,7 +64,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, _, err := serving.RegisterCapacity(*out, plan)
+	st, _, err := screen.RegisterCapacity(*out, plan)
 	if err != nil {
 		return err
 	}
@@ -75,8 +76,8 @@ func capacityResume(ctx context.Context, e *env, args []string) error {
 	return servingResume(ctx, e, "capacity", args, runCapacityDir)
 }
 
-func runCapacityDir(ctx context.Context, e *env, dir string, o serving.ScreenOptions) error {
-	st, run, plan, err := serving.OpenCapacity(dir)
+func runCapacityDir(ctx context.Context, e *env, dir string, o screen.Options) error {
+	st, run, plan, err := screen.OpenCapacity(dir)
 	if err != nil {
 		return err
 	}
@@ -84,13 +85,13 @@ func runCapacityDir(ctx context.Context, e *env, dir string, o serving.ScreenOpt
 		return err
 	}
 	defer st.Unlock()
-	if err := serving.RunCapacity(ctx, st, run, plan, o); err != nil {
+	if err := screen.RunCapacity(ctx, st, run, plan, o); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted; finished sizes are kept: evalctl capacity resume %s", dir)
 		}
 		return err
 	}
-	rep, err := serving.BuildCapacityReport(st, run, plan)
+	rep, err := screen.BuildCapacityReport(st, run, plan)
 	if err != nil {
 		return err
 	}
@@ -118,11 +119,11 @@ func capacityReport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, run, plan, err := serving.OpenCapacity(dir)
+	st, run, plan, err := screen.OpenCapacity(dir)
 	if err != nil {
 		return err
 	}
-	rep, err := serving.BuildCapacityReport(st, run, plan)
+	rep, err := screen.BuildCapacityReport(st, run, plan)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalctl/evalctl/orchestrator/screen"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
@@ -43,7 +44,7 @@ func cmdScreen(ctx context.Context, e *env, args []string) error {
 	if *spec == "" {
 		return usagef("screen needs --spec FILE")
 	}
-	sc, err := serving.LoadScreenSpec(*spec)
+	sc, err := screen.LoadSpec(*spec)
 	if err != nil {
 		return err
 	}
@@ -51,7 +52,7 @@ func cmdScreen(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := serving.RegisterScreen(*out, sc)
+	st, err := screen.Register(*out, sc)
 	if err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func screenResume(ctx context.Context, e *env, args []string) error {
 
 // servingResume runs `evalctl NAME resume RUNDIR`: the stopped screen or
 // probe in RUNDIR measures what it has not, under this machine's options.
-func servingResume(ctx context.Context, e *env, name string, args []string, run func(context.Context, *env, string, serving.ScreenOptions) error) error {
+func servingResume(ctx context.Context, e *env, name string, args []string, run func(context.Context, *env, string, screen.Options) error) error {
 	fs := newFlags(e, name+" resume", name+" resume RUNDIR")
 	mo := servingMachineFlags(fs)
 	pos, err := parseWithPositionals(fs, args)
@@ -86,8 +87,8 @@ func servingResume(ctx context.Context, e *env, name string, args []string, run 
 	return run(ctx, e, dir, o)
 }
 
-func runScreenDir(ctx context.Context, e *env, dir string, o serving.ScreenOptions) error {
-	st, run, sc, err := serving.OpenScreen(dir)
+func runScreenDir(ctx context.Context, e *env, dir string, o screen.Options) error {
+	st, run, sc, err := screen.Open(dir)
 	if err != nil {
 		return err
 	}
@@ -95,11 +96,11 @@ func runScreenDir(ctx context.Context, e *env, dir string, o serving.ScreenOptio
 		return err
 	}
 	defer st.Unlock()
-	runErr := serving.RunScreen(ctx, st, run, sc, o)
+	runErr := screen.Run(ctx, st, run, sc, o)
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted; nothing finished was lost: evalctl screen resume %s", dir)
 	}
-	rep, err := serving.BuildScreenReport(st, run, sc)
+	rep, err := screen.BuildReport(st, run, sc)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func runScreenDir(ctx context.Context, e *env, dir string, o serving.ScreenOptio
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if errors.Is(runErr, serving.ErrIncomplete) {
+	if errors.Is(runErr, screen.ErrIncomplete) {
 		return fmt.Errorf("%w: evalctl screen resume %s", runErr, dir)
 	}
 	return runErr
@@ -142,15 +143,15 @@ func screenReport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, run, sc, err := serving.OpenScreen(dir)
+	st, run, sc, err := screen.Open(dir)
 	if err != nil {
 		return err
 	}
-	rep, err := serving.BuildScreenReport(st, run, sc)
+	rep, err := screen.BuildReport(st, run, sc)
 	if err != nil {
 		return err
 	}
-	var cmp *serving.Comparison
+	var cmp *screen.Comparison
 	if a != "" {
 		if cmp, err = rep.Compare(a, b); err != nil {
 			return usagef("%v", err)
@@ -196,8 +197,8 @@ func servingMachineFlags(fs *flag.FlagSet) *servingMachineOpts {
 	}
 }
 
-func (m *servingMachineOpts) options(e *env) (serving.ScreenOptions, error) {
-	o := serving.ScreenOptions{Interval: *m.interval, Hashes: serving.DefaultHashCache(), Progress: e.stderr}
+func (m *servingMachineOpts) options(e *env) (screen.Options, error) {
+	o := screen.Options{Interval: *m.interval, Hashes: serving.DefaultHashCache(), Progress: e.stderr}
 	if *m.quiet {
 		o.Progress = nil
 	}

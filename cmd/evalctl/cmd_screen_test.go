@@ -4,8 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
-	"github.com/evalctl/evalctl/orchestrator/serving"
+	"github.com/evalctl/evalctl/orchestrator/screen"
 )
 
 // screenFixture registers the example scripted screen and records every
@@ -13,11 +14,11 @@ import (
 // on a finished screen without starting a server.
 func screenFixture(t *testing.T) string {
 	t.Helper()
-	sc, err := serving.LoadScreenSpec("../../examples/screen-scripted.yaml")
+	sc, err := screen.LoadSpec("../../examples/screen-scripted.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := serving.RegisterScreen(t.TempDir(), sc)
+	st, err := screen.Register(t.TempDir(), sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,11 +32,11 @@ func screenFixture(t *testing.T) string {
 				}
 				wall := ms/1000 + float64(target)/1500
 				dec, e2e, prompt := float64(n)/(ms/1000), float64(n)/wall, int64(target)
-				s := &serving.Sample{Key: serving.SampleKey(leg, target, seed), Leg: leg.Label, LegIndex: leg.Index, Mode: leg.Mode,
-					PromptTarget: target, Seed: seed, State: serving.SampleMeasured, PredictedN: &n, ServerPromptTokens: &prompt,
-					Timings: &serving.Timings{PredictedN: &n, PredictedMS: &ms}, WallSeconds: &wall, DecodeTPS: &dec, EndToEndTPS: &e2e,
+				s := &screen.Sample{Key: screen.SampleKey(leg, target, seed), Leg: leg.Label, LegIndex: leg.Index, Mode: leg.Mode,
+					PromptTarget: target, Seed: seed, State: screen.SampleMeasured, PredictedN: &n, ServerPromptTokens: &prompt,
+					Timings: &model.Timings{PredictedN: &n, PredictedMS: &ms}, WallSeconds: &wall, DecodeTPS: &dec, EndToEndTPS: &e2e,
 					OutputTokensRequested: int(n), Marks: []string{}}
-				if err := runstore.WriteJSON(st.Path(serving.SamplesDir, s.Key+".json"), s); err != nil {
+				if err := runstore.WriteJSON(st.Path(screen.SamplesDir, s.Key+".json"), s); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -170,7 +170,7 @@ func Load(dir, id string) (*Detail, error) {
 	if err != nil {
 		return nil, err
 	}
-	own := run.Suite.Name + "@" + run.Suite.Version
+	own := tasks.Label(run.Suite.Name, run.Suite.Version)
 	sort.SliceStable(ids, func(i, j int) bool {
 		if (ids[i] == own) != (ids[j] == own) {
 			return ids[i] == own
@@ -242,7 +242,7 @@ func answerDiff(st *runstore.Store, run *runstore.Run, a *evalctl.Attempt) ([]Fi
 		}
 	}
 	if suite == nil {
-		return nil, fmt.Sprintf("the starter is not available: suite %s@%s (fingerprint %.16s) is neither at %q nor built in", run.Suite.Name, run.Suite.Version, run.Suite.Fingerprint, ps.SuiteDir)
+		return nil, fmt.Sprintf("the starter is not available: suite %s (fingerprint %.16s) is neither at %q nor built in", tasks.Label(run.Suite.Name, run.Suite.Version), run.Suite.Fingerprint, ps.SuiteDir)
 	}
 	c := suite.Case(a.Case)
 	if c == nil {

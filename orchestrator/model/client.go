@@ -38,6 +38,12 @@ type Config struct {
 	// InfoTimeout bounds the small identity calls (/props, /v1/models,
 	// /health, /tokenize, /metrics); default 10s.
 	InfoTimeout time.Duration
+	// HealthPath is what Health asks; default /health.
+	HealthPath string
+	// AddSpecial makes Tokenize count the special tokens (BOS) that
+	// /completion adds to a prompt, as a throughput screen needs to size
+	// its prompts; by default they are left out.
+	AddSpecial bool
 	// MaxResponseBytes caps one response: the body of a whole response,
 	// the generated text of a stream (content, reasoning and tool-call
 	// arguments together). A response past it is cut there and returned
@@ -71,12 +77,14 @@ var DefaultRetry = RetryPolicy{MaxRetries: 3, Initial: 500 * time.Millisecond, M
 
 // Client talks to one endpoint. It is safe for concurrent use.
 type Client struct {
-	root, api string
-	apiKey    string
-	http      *http.Client
-	retry     RetryPolicy
-	info      time.Duration
-	maxBytes  int64
+	root, api  string
+	apiKey     string
+	healthPath string
+	addSpecial bool
+	http       *http.Client
+	retry      RetryPolicy
+	info       time.Duration
+	maxBytes   int64
 }
 
 // New returns a client for cfg. A zero Retry means DefaultRetry; set
@@ -87,7 +95,11 @@ func New(cfg Config) *Client {
 	if strings.HasSuffix(base, "/v1") {
 		root, api = strings.TrimSuffix(base, "/v1"), base
 	}
-	c := &Client{root: root, api: api, apiKey: cfg.APIKey, http: cfg.HTTPClient, retry: cfg.Retry, info: cfg.InfoTimeout, maxBytes: cfg.MaxResponseBytes}
+	c := &Client{root: root, api: api, apiKey: cfg.APIKey, http: cfg.HTTPClient, retry: cfg.Retry, info: cfg.InfoTimeout, maxBytes: cfg.MaxResponseBytes,
+		healthPath: cfg.HealthPath, addSpecial: cfg.AddSpecial}
+	if c.healthPath == "" {
+		c.healthPath = "/health"
+	}
 	switch {
 	case c.maxBytes == 0:
 		c.maxBytes = DefaultMaxResponseBytes
@@ -261,8 +273,10 @@ func (c *Client) once(parent context.Context, url string, body []byte, stream bo
 	}
 	mt, _, _ := mime.ParseMediaType(hresp.Header.Get("Content-Type"))
 	var resp *Response
+	var wall time.Duration
 	if mt == "text/event-stream" {
 		resp, err = p.stream(hresp.Body, start, c.maxBytes)
+		wall = time.Since(start)
 		if err != nil {
 			var me *Error
 			if errors.As(err, &me) && me.Kind == KindBrokenStream && me.Err != nil {
@@ -281,6 +295,9 @@ func (c *Client) once(parent context.Context, url string, body []byte, stream bo
 		if err != nil {
 			return nil, transportError(parent, ctx, err, nil)
 		}
+		// The wall time ends with the body's last byte: decoding it is
+		// the client's work, not the exchange's.
+		wall = time.Since(start)
 		if c.maxBytes > 0 && int64(len(data)) > c.maxBytes {
 			// Cut: what came cannot be parsed, and the rest is not read.
 			resp = &Response{FinishReason: FinishLength, Cut: &Cut{Bytes: c.maxBytes, Reason: fmt.Sprintf("the response body passed the size cap of %d bytes", c.maxBytes)}}
@@ -288,7 +305,7 @@ func (c *Client) once(parent context.Context, url string, body []byte, stream bo
 			return nil, err
 		}
 	}
-	resp.WallSeconds = time.Since(start).Seconds()
+	resp.WallSeconds = wall.Seconds()
 	resp.checkMeasurement()
 	return resp, nil
 }

@@ -79,23 +79,30 @@ func (c *Client) Models(ctx context.Context) (map[string]any, error) {
 	return c.getMap(ctx, c.api+"/models")
 }
 
-// Health returns nil when /health answers 200, a KindLoading *Error while
-// llama-server loads its model, and another error when it cannot be reached.
+// Health returns nil when the health path (Config.HealthPath, /health by
+// default) answers 200, a KindLoading *Error while llama-server loads its
+// model, and another error when it cannot be reached.
 func (c *Client) Health(ctx context.Context) error {
-	_, err := c.get(ctx, c.root+"/health")
+	_, err := c.get(ctx, c.root+c.healthPath)
 	return err
 }
 
-// Tokenize returns the token ids llama-server's /tokenize gives for content
-// (without special tokens added), so a screen can build prompts of an exact
-// token length.
+// Tokenize returns the token ids llama-server's /tokenize gives for content,
+// with the model's special tokens (BOS) added when Config.AddSpecial is set.
 func (c *Client) Tokenize(ctx context.Context, content string) ([]int64, error) {
-	body, _ := json.Marshal(map[string]any{"content": content, "add_special": false})
+	body, _ := json.Marshal(map[string]any{"content": content, "add_special": c.addSpecial})
 	data, err := c.small(ctx, http.MethodPost, c.root+"/tokenize", body)
 	if err != nil {
 		return nil, err
 	}
 	return ParseTokenize(data)
+}
+
+// CountTokens is the number of tokens Tokenize gives for content: with
+// Config.AddSpecial, the prompt size /completion will see.
+func (c *Client) CountTokens(ctx context.Context, content string) (int, error) {
+	ids, err := c.Tokenize(ctx, content)
+	return len(ids), err
 }
 
 // ParseTokenize decodes a /tokenize body: ids as numbers, or objects with
@@ -106,6 +113,10 @@ func ParseTokenize(data []byte) ([]int64, error) {
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, &Error{Kind: KindBadResponse, Message: "tokenize body is not JSON", Err: err}
+	}
+	if w.Tokens == nil {
+		// Not an empty count: an answer that says nothing.
+		return nil, &Error{Kind: KindBadResponse, Message: "tokenize body has no tokens field"}
 	}
 	ids := make([]int64, 0, len(w.Tokens))
 	for _, t := range w.Tokens {

@@ -181,7 +181,7 @@ func ParseNative(data []byte) (*Response, error) {
 }
 
 func (w *wireNative) finish(r *Response) {
-	r.Timings = w.Timings
+	r.Timings, r.StopType = w.Timings, w.StopType
 	if w.Model != "" {
 		r.Model = w.Model
 	}

@@ -154,14 +154,19 @@ func mergeFields(body []byte, raw map[string]json.RawMessage, extra map[string]a
 }
 
 // CompletionRequest is a call to llama-server's native /completion endpoint,
-// used by throughput screens: a raw prompt and exactly NPredict tokens when
-// IgnoreEOS is set.
+// used by throughput screens and capacity probes: a raw prompt and exactly
+// NPredict tokens when IgnoreEOS is set.
 type CompletionRequest struct {
 	Prompt    string
 	NPredict  int
 	IgnoreEOS bool
 	Seed      *int64
-	Stream    bool
+	// Temperature is sent when set; nil keeps the server's default.
+	Temperature *float64
+	// CachePrompt is sent when set: false keeps the server from reusing a
+	// cached prefix of the prompt (a cold measurement).
+	CachePrompt *bool
+	Stream      bool
 	// Extra is merged into the body last, as for chat.
 	Extra   map[string]any
 	Timeout time.Duration
@@ -169,12 +174,14 @@ type CompletionRequest struct {
 
 func completionBody(req CompletionRequest) ([]byte, error) {
 	body, err := json.Marshal(struct {
-		Prompt    string `json:"prompt"`
-		NPredict  int    `json:"n_predict,omitempty"`
-		IgnoreEOS bool   `json:"ignore_eos,omitempty"`
-		Seed      *int64 `json:"seed,omitempty"`
-		Stream    bool   `json:"stream,omitempty"`
-	}{req.Prompt, req.NPredict, req.IgnoreEOS, req.Seed, req.Stream})
+		Prompt      string   `json:"prompt"`
+		NPredict    int      `json:"n_predict,omitempty"`
+		IgnoreEOS   bool     `json:"ignore_eos,omitempty"`
+		Seed        *int64   `json:"seed,omitempty"`
+		Temperature *float64 `json:"temperature,omitempty"`
+		CachePrompt *bool    `json:"cache_prompt,omitempty"`
+		Stream      bool     `json:"stream,omitempty"`
+	}{req.Prompt, req.NPredict, req.IgnoreEOS, req.Seed, req.Temperature, req.CachePrompt, req.Stream})
 	if err != nil {
 		return nil, fmt.Errorf("encode completion request: %w", err)
 	}

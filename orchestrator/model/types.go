@@ -99,9 +99,11 @@ type Usage struct {
 	CachedTokens *int64 `json:"cached_tokens"`
 }
 
-// Timings is llama-server's timings object. The typed fields are the ones
-// evalctl sums; Raw keeps the whole object as the server sent it, so that a
-// field this version does not know survives in the transcript.
+// Timings is llama-server's timings object, the one type for it in
+// evalctl: in transcripts, screen samples and capacity results. The typed
+// fields are the ones evalctl reads; figures the server did not send are
+// nil. Raw keeps the whole object as the server sent it, so that a field
+// this version does not know survives in what is stored.
 type Timings struct {
 	CacheN         *int64   `json:"cache_n"`
 	PromptN        *int64   `json:"prompt_n"`
@@ -110,6 +112,12 @@ type Timings struct {
 	PredictedMS    *float64 `json:"predicted_ms"`
 	DraftN         *int64   `json:"draft_n"`
 	DraftNAccepted *int64   `json:"draft_n_accepted"`
+	// The server's own rates, as it computed them (predicted_per_second is
+	// (predicted_n - 1) / predicted_ms, not evalctl's decode rate).
+	PromptPerTokenMS    *float64 `json:"prompt_per_token_ms,omitempty"`
+	PromptPerSecond     *float64 `json:"prompt_per_second,omitempty"`
+	PredictedPerTokenMS *float64 `json:"predicted_per_token_ms,omitempty"`
+	PredictedPerSecond  *float64 `json:"predicted_per_second,omitempty"`
 	// Raw is the timings object byte for byte.
 	Raw json.RawMessage `json:"raw"`
 }
@@ -124,9 +132,12 @@ type Response struct {
 	ToolCalls         []ToolCall `json:"tool_calls,omitempty"`
 	// FinishReason is as the server sent it ("stop", "length",
 	// "tool_calls"); empty when it sent none.
-	FinishReason string   `json:"finish_reason"`
-	Usage        *Usage   `json:"usage"`
-	Timings      *Timings `json:"timings"`
+	FinishReason string `json:"finish_reason"`
+	// StopType is /completion's own reason ("limit", "eos", "word");
+	// empty for chat.
+	StopType string   `json:"stop_type,omitempty"`
+	Usage    *Usage   `json:"usage"`
+	Timings  *Timings `json:"timings"`
 	// Stream is whether the response came as server-sent events.
 	Stream bool `json:"stream"`
 	// WallSeconds runs from sending the request to the end of the body.

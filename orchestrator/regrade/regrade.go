@@ -288,7 +288,7 @@ func Run(ctx context.Context, g Grader, dirs []string, opts Options) (*Result, e
 			return nil, fmt.Errorf("regrade: %w", err)
 		}
 		runs = append(runs, runEntry{dir: dir, st: st, run: run, as: as})
-		res.Runs = append(res.Runs, RunResult{Dir: dir, RunID: run.ID, From: run.Suite.Name + "@" + run.Suite.Version})
+		res.Runs = append(res.Runs, RunResult{Dir: dir, RunID: run.ID, From: tasks.Label(run.Suite.Name, run.Suite.Version)})
 	}
 
 	results := map[string]string{}
@@ -626,7 +626,7 @@ func (c *Counts) add(o outcome) {
 func compare(runs []runEntry, res *Result, suiteID string) error {
 	idx := map[string]int{}
 	for _, r := range runs {
-		from := r.run.Suite.Name + "@" + r.run.Suite.Version
+		from := tasks.Label(r.run.Suite.Name, r.run.Suite.Version)
 		for _, a := range r.as {
 			b, err := outcomeUnder(r.st, a, from)
 			if err != nil {

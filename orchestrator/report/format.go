@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/evalctl/evalctl/tasks"
 )
 
 // Formats a report can be written in.
@@ -171,8 +173,8 @@ type table struct {
 func headerLines(r *Report) []string {
 	var out []string
 	for _, ri := range r.Runs {
-		out = append(out, fmt.Sprintf("run %s: suite %s@%s (%s), outcomes under %s, image %s, plan %s",
-			ri.ID, ri.Suite.Name, ri.Suite.Version, short(ri.Suite.Fingerprint), ri.GradedSuite, short(ri.ImageID), short(ri.PlanSHA256)))
+		out = append(out, fmt.Sprintf("run %s: suite %s (%s), outcomes under %s, image %s, plan %s",
+			ri.ID, tasks.Label(ri.Suite.Name, ri.Suite.Version), short(ri.Suite.Fingerprint), ri.GradedSuite, short(ri.ImageID), short(ri.PlanSHA256)))
 	}
 	if r.Baseline != "" {
 		line := "baseline arm: " + r.Baseline

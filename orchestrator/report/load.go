@@ -13,6 +13,7 @@ import (
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/tasks"
 )
 
 // RunInfo identifies one pooled run: what it ran under and which suite
@@ -68,11 +69,11 @@ func NewRunInfo(r *runstore.Run, suiteVersion string) RunInfo {
 func SuiteID(r *runstore.Run, version string) string {
 	switch {
 	case version == "":
-		return r.Suite.Name + "@" + r.Suite.Version
+		return tasks.Label(r.Suite.Name, r.Suite.Version)
 	case strings.Contains(version, "@"):
 		return version
 	default:
-		return r.Suite.Name + "@" + version
+		return tasks.Label(r.Suite.Name, version)
 	}
 }
 

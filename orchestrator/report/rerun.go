@@ -91,15 +91,11 @@ func LoadRerun(dir string) (*RerunSideBySide, error) {
 		return nil, fmt.Errorf("original of rerun %s: %w", dir, err)
 	}
 	re, err := summarizeAttempt(dir, func(as []*evalctl.Attempt) *evalctl.Attempt {
-		// The one slot's latest record: a replacement follows what it
-		// replaces.
-		var last *evalctl.Attempt
-		for _, a := range as {
-			if last == nil || a.ReplacementOf == last.ID {
-				last = a
-			}
+		// A rerun has one slot; its current record is what stands.
+		for _, a := range runstore.Current(as) {
+			return a
 		}
-		return last
+		return nil
 	})
 	if err != nil {
 		return nil, err

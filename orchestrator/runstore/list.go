@@ -21,8 +21,10 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/evalctl/evalctl"
 	"github.com/gofrs/flock"
+
+	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/tasks"
 )
 
 // Run states as a listing shows them.
@@ -170,7 +172,7 @@ func Summarize(dir string) (*Summary, error) {
 	s := &Summary{Dir: dir, Name: run.Name, ID: run.ID, Kind: run.Kind, SuiteVersion: run.Suite.Version,
 		CreatedAt: run.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")}
 	if run.Suite.Name != "" {
-		s.SuiteVersion = run.Suite.Name + "@" + run.Suite.Version
+		s.SuiteVersion = tasks.Label(run.Suite.Name, run.Suite.Version)
 	}
 	if regs, err := os.ReadDir(st.Path(RegradesDir)); err == nil {
 		for _, r := range regs {
@@ -294,16 +296,7 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 		if err != nil {
 			return 0, 0, err
 		}
-		replaced := map[string]bool{}
-		for _, a := range all {
-			if a.ReplacementOf != "" {
-				replaced[a.ReplacementOf] = true
-			}
-		}
-		for _, a := range all {
-			if replaced[a.ID] {
-				continue
-			}
+		for _, a := range Current(all) {
 			switch a.State {
 			case evalctl.Completed:
 				scored++

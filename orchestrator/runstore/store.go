@@ -18,6 +18,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/tasks"
 )
 
 // Layout of a run directory:
@@ -222,7 +223,7 @@ func (s *Store) GradePath(attemptID, suiteID string, phase int) string {
 // WriteGrade stores a grade. It refuses to replace an existing one: grades
 // are added beside each other, never rewritten.
 func (s *Store) WriteGrade(attemptID string, g *evalctl.Grade) error {
-	p := s.GradePath(attemptID, g.Suite+"@"+g.SuiteVersion, g.Phase)
+	p := s.GradePath(attemptID, tasks.Label(g.Suite, g.SuiteVersion), g.Phase)
 	if _, err := os.Stat(p); err == nil {
 		return fmt.Errorf("write grade %s: %w", p, os.ErrExist)
 	}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/evalctl/evalctl/orchestrator/serving/servingtest"
 )
 
 // The test binary doubles as the programs the lifecycle tests start, so
@@ -31,9 +33,7 @@ func TestMain(m *testing.M) {
 	switch os.Getenv(helperEnv) {
 	case "":
 		code := m.Run()
-		if buildPath != "" {
-			os.RemoveAll(filepath.Dir(buildPath))
-		}
+		servingtest.Cleanup()
 		os.Exit(code)
 	case "fake-server":
 		os.Exit(fakeServer(os.Args[1:]))
@@ -137,31 +137,6 @@ func writeProfile(t *testing.T, dir, mode string, extra string, args ...string) 
 		t.Fatal(err)
 	}
 	return p
-}
-
-// gone reports whether pid no longer runs. A zombie waiting for a slow init
-// to reap it has exited, so it counts as gone.
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	state, _, ok := statFields(string(b))
-	return ok && (state == "Z" || state == "X")
-}
-
-func waitGone(t *testing.T, pid int, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !gone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still running after %s", pid, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func readPID(t *testing.T, path string, within time.Duration) int {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
@@ -64,11 +65,11 @@ func (s *Server) Identity(ctx context.Context, cache *HashCache) (*Identity, err
 		Profile: s.Profile.Name, ProfileSHA256: s.Profile.SHA256, API: s.Profile.API, BaseURL: s.BaseURL,
 		PID: s.PID, Argv: s.Argv, Env: redactEnv(s.Env), CtxSize: s.CtxSize, StartedAt: s.StartedAt, ReadySeconds: s.ReadySeconds,
 	}
-	c := &Client{BaseURL: s.BaseURL}
+	c := model.New(model.Config{BaseURL: s.BaseURL, InfoTimeout: 30 * time.Second})
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if s.Profile.API == APILlamaServer {
-		props, err := c.get(cctx, "/props")
+		props, err := c.Props(cctx)
 		if err != nil {
 			id.Missing = append(id.Missing, fmt.Sprintf("props: %v", err))
 		} else {
@@ -76,7 +77,7 @@ func (s *Server) Identity(ctx context.Context, cache *HashCache) (*Identity, err
 			id.BuildInfo, id.ModelPath, id.ContextSize = evalctl.PropsFields(props)
 		}
 	}
-	if models, err := c.get(cctx, "/v1/models"); err != nil {
+	if models, err := c.Models(cctx); err != nil {
 		id.Missing = append(id.Missing, fmt.Sprintf("models: %v", err))
 	} else {
 		id.Models = models

@@ -1,7 +1,7 @@
-// Package serving starts and stops model servers from profiles, records
-// what was served (build, model, flags, weight digests), and measures
-// serving configurations: throughput screens of exact prompt and output
-// sizes, and context-capacity probes.
+// Package serving supervises model servers: it starts and stops them from
+// profiles, watches them, and records what was served (build, model, flags,
+// weight digests). Cohorts and screens both start servers through it; what
+// a screen or probe measures lives in package screen.
 //
 // A server is started in its own process group and stopped as a group
 // (SIGTERM, then SIGKILL), with the parent-death signal set on Linux, so no
@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
 // Restart says when a cohort restarts the model server of an arm.
@@ -121,7 +123,7 @@ func LoadProfile(file string) (*Profile, error) {
 		return nil, fmt.Errorf("load profile: %w", err)
 	}
 	var p Profile
-	doc, err := decodeYAMLData(abs, data, &p)
+	doc, err := yamlcheck.Decode(abs, data, &p)
 	if err != nil {
 		return nil, fmt.Errorf("load profile: %w", err)
 	}
@@ -134,36 +136,36 @@ func LoadProfile(file string) (*Profile, error) {
 	return &p, nil
 }
 
-func (p *Profile) validate(doc *yamlDoc) error {
+func (p *Profile) validate(doc *yamlcheck.Doc) error {
 	if p.Name == "" {
-		return doc.errorf([]any{"name"}, "is required")
+		return doc.Errorf(yamlcheck.Path("name"), "is required")
 	}
 	switch p.API {
 	case "":
 		p.API = APILlamaServer
 	case APILlamaServer, APIOpenAI:
 	default:
-		return doc.errorf([]any{"api"}, "%q is not one of llama-server, openai", p.API)
+		return doc.Errorf(yamlcheck.Path("api"), "%q is not one of llama-server, openai", p.API)
 	}
 	if len(p.Command) == 0 || p.Command[0] == "" {
-		return doc.errorf([]any{"command"}, "is required (the server's argv)")
+		return doc.Errorf(yamlcheck.Path("command"), "is required (the server's argv)")
 	}
 	for k, v := range p.Vars {
 		if placeholders[k] || !placeholderRE.MatchString("{{"+k+"}}") {
-			return doc.errorf([]any{"vars", k}, "%q cannot be a variable name (a built-in placeholder, or not a name)", k)
+			return doc.Errorf(yamlcheck.Path("vars", k), "%q cannot be a variable name (a built-in placeholder, or not a name)", k)
 		}
 		if v == "" {
-			return doc.errorf([]any{"vars", k}, "needs a default value")
+			return doc.Errorf(yamlcheck.Path("vars", k), "needs a default value")
 		}
 	}
 	for i, a := range p.Command {
 		if err := p.checkPlaceholders(a); err != nil {
-			return doc.errorf([]any{"command", i}, "%v", err)
+			return doc.Errorf(yamlcheck.Path("command", i), "%v", err)
 		}
 	}
 	for i, a := range p.HashFiles {
 		if err := p.checkPlaceholders(a); err != nil {
-			return doc.errorf([]any{"hash_files", i}, "%v", err)
+			return doc.Errorf(yamlcheck.Path("hash_files", i), "%v", err)
 		}
 	}
 	keys := make([]string, 0, len(p.Env))
@@ -173,38 +175,38 @@ func (p *Profile) validate(doc *yamlDoc) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return doc.errorf([]any{"env"}, "%q is not an environment variable name", k)
+			return doc.Errorf(yamlcheck.Path("env"), "%q is not an environment variable name", k)
 		}
 		if err := p.checkPlaceholders(p.Env[k]); err != nil {
-			return doc.errorf([]any{"env", k}, "%v", err)
+			return doc.Errorf(yamlcheck.Path("env", k), "%v", err)
 		}
 	}
 	if p.Model != "" && !filepath.IsAbs(p.Model) {
 		p.Model = filepath.Join(p.Dir, p.Model)
 	}
 	if p.CtxSize < 0 {
-		return doc.errorf([]any{"ctx_size"}, "must be positive")
+		return doc.Errorf(yamlcheck.Path("ctx_size"), "must be positive")
 	}
 	if p.Host == "" {
 		p.Host = DefaultHost
 	}
 	if p.Port < 0 || p.Port > 65535 {
-		return doc.errorf([]any{"port"}, "%d is not a port (0 picks a free one)", p.Port)
+		return doc.Errorf(yamlcheck.Path("port"), "%d is not a port (0 picks a free one)", p.Port)
 	}
 	if p.HealthPath == "" {
 		p.HealthPath = DefaultHealthPath
 	}
 	if !strings.HasPrefix(p.HealthPath, "/") {
-		return doc.errorf([]any{"health_path"}, "%q must start with /", p.HealthPath)
+		return doc.Errorf(yamlcheck.Path("health_path"), "%q must start with /", p.HealthPath)
 	}
 	if p.StartupTimeout < 0 {
-		return doc.errorf([]any{"startup_timeout"}, "must be positive")
+		return doc.Errorf(yamlcheck.Path("startup_timeout"), "must be positive")
 	}
 	if p.StartupTimeout == 0 {
 		p.StartupTimeout = Duration(DefaultStartupTimeout)
 	}
 	if p.StopTimeout < 0 {
-		return doc.errorf([]any{"stop_timeout"}, "must be positive")
+		return doc.Errorf(yamlcheck.Path("stop_timeout"), "must be positive")
 	}
 	if p.StopTimeout == 0 {
 		p.StopTimeout = Duration(DefaultStopTimeout)
@@ -214,7 +216,7 @@ func (p *Profile) validate(doc *yamlDoc) error {
 		p.Restart = RestartNever
 	case RestartNever, RestartPerArm, RestartPerAttempt:
 	default:
-		return doc.errorf([]any{"restart"}, "%q is not one of never, per_arm, per_attempt", p.Restart)
+		return doc.Errorf(yamlcheck.Path("restart"), "%q is not one of never, per_arm, per_attempt", p.Restart)
 	}
 	if p.WorkDir != "" && !filepath.IsAbs(p.WorkDir) {
 		p.WorkDir = filepath.Join(p.Dir, p.WorkDir)

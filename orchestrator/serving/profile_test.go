@@ -25,8 +25,10 @@ func TestLoadProfileStrict(t *testing.T) {
 		{name: "bad api", yaml: "name: a\ncommand: [x]\napi: tgi\n", wantErr: "p.yaml:3: field api:"},
 		{name: "bad health path", yaml: "name: a\ncommand: [x]\nhealth_path: health\n", wantErr: "p.yaml:3: field health_path"},
 		{name: "bad env placeholder", yaml: "name: a\ncommand: [x]\nenv:\n  A: ok\n  B: '{{nope}}'\n", wantErr: "p.yaml:5: field env.B: unknown placeholder"},
-		{name: "port range", yaml: "name: a\ncommand: [x]\nport: 70000\n", wantErr: "p.yaml:3: field port"},
-		{name: "two documents", yaml: "name: a\ncommand: [x]\n---\nname: b\n", wantErr: "more than one YAML document"},
+		{name: "port range", yaml: "name: a\ncommand: [x]\nport: 70000\n", wantErr: "p.yaml:3: field port: 70000 is not a port (0 picks a free one)"},
+		{name: "two documents", yaml: "name: a\ncommand: [x]\n---\nname: b\n", wantErr: "p.yaml: holds more than one YAML document (a line with ---); keep one"},
+		{name: "wrong type", yaml: "name: a\ncommand: [x]\nctx_size: big\n", wantErr: `p.yaml:3: ctx_size: expected a whole number, got the text "big"`},
+		{name: "nested wrong type", yaml: "name: a\ncommand: x\n", wantErr: `p.yaml:2: command: expected a list (- item lines, or [a, b]), got the text "x"`},
 		{name: "empty", yaml: "", wantErr: "empty file"},
 	}
 	for _, tc := range tests {
@@ -86,50 +88,6 @@ restart: per_arm
 	}
 }
 
-func TestScreenSpecStrict(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("name: a\ncommand: [srv, -c, '{{ctx_size}}']\nctx_size: 4096\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "noctx.yaml"), []byte("name: b\ncommand: [srv, -c, '{{ctx_size}}']\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "vllm.yaml"), []byte("name: v\napi: openai\ncommand: [vllm]\n"), 0o644)
-	base := "name: s\nbaseline: a\nprompt_targets: [8192]\nseeds: [1]\noutput_tokens: 64\nmodes:\n  - {name: a, profile: a.yaml}\n"
-	tests := []struct {
-		name, yaml, wantErr string
-	}{
-		{"ok", base, ""},
-		{"unknown field", base + "seed: [1]\n", `s.yaml:8: unknown field "seed"; did you mean "seeds"?`},
-		{"baseline not a mode", strings.Replace(base, "baseline: a", "baseline: z", 1), `s.yaml:2: field baseline: "z" is not one of the modes`},
-		{"reserved name", base + "  - {name: baseline_end, profile: a.yaml}\n", "s.yaml:8: field modes[1].name: \"baseline_end\" is reserved"},
-		{"duplicate mode", base + "  - {name: a, profile: a.yaml}\n", `s.yaml:8: field modes[1].name: "a" appears twice`},
-		{"missing profile", base + "  - {name: b, profile: nope.yaml}\n", "s.yaml:8: field modes[1].profile: load profile"},
-		{"ctx size unset", base + "  - {name: b, profile: noctx.yaml}\n", "s.yaml:8: field modes[1].profile: profile b: command: placeholder {{ctx_size}} has no value"},
-		{"ctx size from spec", base + "  - {name: b, profile: noctx.yaml}\nctx_size: 8192\n", ""},
-		{"openai api", base + "  - {name: v, profile: vllm.yaml}\n", "s.yaml:8: field modes[1].profile: profile v has api openai; screens need llama-server"},
-		{"no output", strings.Replace(base, "output_tokens: 64", "output_tokens: 0", 1), "s.yaml:5: field output_tokens"},
-		{"duplicate seed", strings.Replace(base, "seeds: [1]", "seeds: [1, 1]", 1), "s.yaml:4: field seeds[1]: 1 appears twice"},
-		{"mode request fields", base + "  - {name: b, profile: a.yaml, request: {logit_bias: [[50259, 50]]}}\n", ""},
-		{"mode request cannot change the sample", base + "  - {name: b, profile: a.yaml, request: {seed: 3}}\n", "field modes[1].request.seed: is set by the screen itself"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(dir, "s.yaml")
-			os.WriteFile(path, []byte(tc.yaml), 0o644)
-			sc, err := LoadScreenSpec(path)
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if sc.Spec.ToleranceTokens != 64 || len(sc.Legs()) != 2+len(sc.Spec.Modes)-1 {
-					t.Fatalf("defaults or legs wrong: %+v %v", sc.Spec, sc.Legs())
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("err = %v\nwant it to contain %q", err, tc.wantErr)
-			}
-		})
-	}
-}
-
 func TestExampleProfilesLoad(t *testing.T) {
 	files, _ := filepath.Glob("../../examples/profiles/*.yaml")
 	if len(files) == 0 {
@@ -138,16 +96,6 @@ func TestExampleProfilesLoad(t *testing.T) {
 	for _, f := range files {
 		if _, err := LoadProfile(f); err != nil {
 			t.Errorf("%s: %v", f, err)
-		}
-	}
-	for _, f := range []string{"../../examples/screen.yaml", "../../examples/screen-scripted.yaml"} {
-		sc, err := LoadScreenSpec(f)
-		if err != nil {
-			t.Errorf("%s: %v", f, err)
-			continue
-		}
-		if sc.Planned() == 0 {
-			t.Errorf("%s plans nothing", f)
 		}
 	}
 }

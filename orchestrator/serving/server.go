@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/evalctl/evalctl/orchestrator/model"
 )
 
 // StartOptions are what one start of a profile needs besides the profile.
@@ -179,16 +180,17 @@ func (s *Server) waitHealthy(ctx context.Context, every time.Duration) error {
 	defer deadline.Stop()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	client := &http.Client{Timeout: 2 * time.Second}
-	url := s.BaseURL + s.Profile.HealthPath
+	client := model.New(model.Config{BaseURL: s.BaseURL, HealthPath: s.Profile.HealthPath, InfoTimeout: 2 * time.Second})
 	last := "no answer yet"
 	for {
-		ok, status := probe(ctx, client, url)
-		if ok {
+		err := client.Health(ctx)
+		if err == nil {
 			return nil
 		}
-		if status != "" {
-			last = status
+		// What an answer said is kept; a server not listening yet says
+		// nothing.
+		if me := (*model.Error)(nil); errors.As(err, &me) && me.Status != 0 {
+			last = fmt.Sprintf("%d %s", me.Status, me.Message)
 		}
 		select {
 		case <-ctx.Done():
@@ -207,25 +209,6 @@ func (s *Server) waitHealthy(ctx context.Context, every time.Duration) error {
 		case <-tick.C:
 		}
 	}
-}
-
-// probe asks the health path once. It returns true on 200 and otherwise a
-// short description of what came back.
-func probe(ctx context.Context, c *http.Client, url string) (bool, string) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return false, err.Error()
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return false, ""
-	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	resp.Body.Close()
-	if resp.StatusCode == http.StatusOK {
-		return true, ""
-	}
-	return false, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(body)))
 }
 
 // Exited is closed when the server process has exited, by Stop or by

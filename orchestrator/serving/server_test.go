@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/evalctl/evalctl/orchestrator/serving/servingtest"
 )
 
 func TestStartWaitsThroughLoadingAndStopLeavesNothing(t *testing.T) {
@@ -26,14 +28,14 @@ func TestStartWaitsThroughLoadingAndStopLeavesNothing(t *testing.T) {
 		t.Fatalf("ready after %.3fs: the 503 loading phase was not waited through", srv.ReadySeconds)
 	}
 	child := readPID(t, filepath.Join(dir, "child.pid"), 5*time.Second)
-	if gone(srv.PID) || gone(child) {
+	if servingtest.Gone(srv.PID) || servingtest.Gone(child) {
 		t.Fatal("server or its child not running after Start")
 	}
 	if err := srv.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, srv.PID, time.Second)
-	waitGone(t, child, time.Second) // the forked child went with its group
+	servingtest.WaitGone(t, srv.PID, time.Second)
+	servingtest.WaitGone(t, child, time.Second) // the forked child went with its group
 	if err := srv.Stop(context.Background()); err != nil {
 		t.Fatalf("second Stop: %v", err)
 	}
@@ -80,7 +82,7 @@ func TestStartTimeoutStopsServer(t *testing.T) {
 	if !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "Loading model") {
 		t.Fatalf("error does not say what the server last answered: %v", err)
 	}
-	waitGone(t, readPID(t, filepath.Join(dir, "child.pid"), time.Second), time.Second)
+	servingtest.WaitGone(t, readPID(t, filepath.Join(dir, "child.pid"), time.Second), time.Second)
 }
 
 func TestCancelDuringStartupStopsServer(t *testing.T) {
@@ -96,7 +98,7 @@ func TestCancelDuringStartupStopsServer(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	waitGone(t, readPID(t, filepath.Join(dir, "child.pid"), time.Second), time.Second)
+	servingtest.WaitGone(t, readPID(t, filepath.Join(dir, "child.pid"), time.Second), time.Second)
 }
 
 func TestStopEscalatesToSIGKILL(t *testing.T) {
@@ -115,7 +117,7 @@ func TestStopEscalatesToSIGKILL(t *testing.T) {
 	if time.Since(start) < 300*time.Millisecond {
 		t.Fatal("SIGKILL sent before the stop timeout")
 	}
-	waitGone(t, srv.PID, time.Second)
+	servingtest.WaitGone(t, srv.PID, time.Second)
 	if log, _ := os.ReadFile(logPath); !strings.Contains(string(log), "SIGKILL") {
 		t.Fatalf("log does not record the escalation:\n%s", log)
 	}
@@ -138,13 +140,13 @@ func TestCrashedServerIsNoticedAndGroupCleaned(t *testing.T) {
 	if srv.ExitErr() == nil {
 		t.Fatal("a crash must leave an exit error")
 	}
-	if gone(child) {
+	if servingtest.Gone(child) {
 		t.Fatal("test premise: the orphaned child should still run before Stop")
 	}
 	if err := srv.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, child, time.Second)
+	servingtest.WaitGone(t, child, time.Second)
 }
 
 // TestInterruptedParentStopsServer runs evalctl in miniature as a real
@@ -167,7 +169,7 @@ func TestInterruptedParentStopsServer(t *testing.T) {
 			}
 			_ = p
 			pid := readPID(t, pidFile, 10*time.Second)
-			if gone(pid) {
+			if servingtest.Gone(pid) {
 				t.Fatal("server not running")
 			}
 			cmd.Process.Signal(sig)
@@ -175,7 +177,7 @@ func TestInterruptedParentStopsServer(t *testing.T) {
 			if sig == syscall.SIGINT && err != nil {
 				t.Fatalf("parent did not exit cleanly on Ctrl-C: %v\n%s", err, stderr.String())
 			}
-			waitGone(t, pid, 5*time.Second)
+			servingtest.WaitGone(t, pid, 5*time.Second)
 		})
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/screen"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
@@ -19,11 +21,11 @@ import (
 // them per leg. cpu false leaves the CPU temperature unmeasured (no sensor).
 func screenRun(t *testing.T, out string, cpu bool) string {
 	t.Helper()
-	sc := &serving.Screen{Spec: serving.ScreenSpec{Name: "dflash220", Baseline: "mtp4-f16",
-		Modes:         []serving.ModeSpec{{Name: "mtp4-f16", Profile: "a.yaml"}, {Name: "dflash2-f16", Profile: "b.yaml"}},
+	sc := &screen.Screen{Spec: screen.Spec{Name: "dflash220", Baseline: "mtp4-f16",
+		Modes:         []screen.ModeSpec{{Name: "mtp4-f16", Profile: "a.yaml"}, {Name: "dflash2-f16", Profile: "b.yaml"}},
 		PromptTargets: []int{8192}, Seeds: []int64{11}, OutputTokens: 512, ToleranceTokens: 64},
 		Profiles: map[string]*serving.Profile{"mtp4-f16": {Name: "mtp4-f16", API: serving.APILlamaServer}, "dflash2-f16": {Name: "dflash2-f16", API: serving.APILlamaServer}}}
-	st, err := serving.RegisterScreen(out, sc)
+	st, err := screen.Register(out, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,23 +38,23 @@ func screenRun(t *testing.T, out string, cpu bool) string {
 			for _, seed := range sc.Spec.Seeds {
 				n, ms, wall := int64(512), 9658.3, 17.2
 				dec, e2e, prompt := float64(n)/(ms/1000), float64(n)/wall, int64(target)
-				s := &serving.Sample{Key: serving.SampleKey(leg, target, seed), Leg: leg.Label, LegIndex: leg.Index, Mode: leg.Mode,
-					PromptTarget: target, Seed: seed, State: serving.SampleMeasured, PredictedN: &n, OutputTokensRequested: 512,
-					Timings: &serving.Timings{PredictedN: &n, PredictedMS: &ms}, WallSeconds: &wall, DecodeTPS: &dec,
+				s := &screen.Sample{Key: screen.SampleKey(leg, target, seed), Leg: leg.Label, LegIndex: leg.Index, Mode: leg.Mode,
+					PromptTarget: target, Seed: seed, State: screen.SampleMeasured, PredictedN: &n, OutputTokensRequested: 512,
+					Timings: &model.Timings{PredictedN: &n, PredictedMS: &ms}, WallSeconds: &wall, DecodeTPS: &dec,
 					EndToEndTPS: &e2e, ServerPromptTokens: &prompt, Marks: []string{}}
-				if err := runstore.WriteJSON(st.Path(serving.SamplesDir, s.Key+".json"), s); err != nil {
+				if err := runstore.WriteJSON(st.Path(screen.SamplesDir, s.Key+".json"), s); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
-		ld := st.Path(serving.LegsDir, fmt.Sprintf("%02d-%s", leg.Index, leg.Label), "1")
+		ld := st.Path(screen.LegsDir, fmt.Sprintf("%02d-%s", leg.Index, leg.Label), "1")
 		os.MkdirAll(ld, 0o755)
 		p := peaks[leg.Mode]
 		w := 328.0
 		// baseline_end peaks a little lower than baseline_start: the mode's
 		// peak is the highest of its legs.
 		used := p[0]
-		if leg.Label == serving.BaselineEnd {
+		if leg.Label == screen.BaselineEnd {
 			used -= 1 << 20
 		}
 		sum := telemetry.Summary{Samples: 100, PowerSamples: 100, PowerMeanWatts: &w,
@@ -62,7 +64,7 @@ func screenRun(t *testing.T, out string, cpu bool) string {
 		} else {
 			sum.CPUReason = "no CPU temperature sensor"
 		}
-		if err := runstore.WriteJSON(filepath.Join(ld, serving.TelemetryDc), sum); err != nil {
+		if err := runstore.WriteJSON(filepath.Join(ld, screen.TelemetryDc), sum); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,7 +100,7 @@ func TestScreenMemory(t *testing.T) {
 	if s.CPUPeakC != nil {
 		t.Errorf("CPU peak %v without a sensor, want null", *s.CPUPeakC)
 	}
-	if len(doc.Power.MeasuredGPUMeanW) != 1 || doc.Power.MeasuredGPUMeanW[0].Value == nil || doc.Power.PowerScope != serving.PowerScope {
+	if len(doc.Power.MeasuredGPUMeanW) != 1 || doc.Power.MeasuredGPUMeanW[0].Value == nil || doc.Power.PowerScope != screen.PowerScope {
 		t.Errorf("power %+v", doc.Power)
 	}
 	withCPU, err := Summarize(context.Background(), []string{screenRun(t, t.TempDir(), true)})

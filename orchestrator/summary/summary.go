@@ -25,7 +25,8 @@ import (
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
-	"github.com/evalctl/evalctl/orchestrator/serving"
+	"github.com/evalctl/evalctl/orchestrator/screen"
+	"github.com/evalctl/evalctl/tasks"
 )
 
 // Schema names the version of the document's shape.
@@ -151,7 +152,7 @@ type Screen struct {
 	CompletedMeasurements int                    `json:"completed_measurements"`
 	PlannedMeasurements   int                    `json:"planned_measurements"`
 	Baseline              string                 `json:"baseline"`
-	Aggregates            []serving.Aggregate    `json:"aggregates"`
+	Aggregates            []screen.Aggregate     `json:"aggregates"`
 	MeasuredGPUMeanW      *float64               `json:"measured_gpu_mean_w"`
 	CPUPeakC              *float64               `json:"cpu_peak_c"`
 	Memory                map[string]*ModeMemory `json:"memory"`
@@ -215,10 +216,10 @@ type DiagnosisRow struct {
 // Capacity is one capacity probe, keyed by size like the seed's
 // context_capacity ("192", "220", "256").
 type Capacity struct {
-	RunIDs  []string                           `json:"run_ids"`
-	Profile string                             `json:"profile"`
-	State   string                             `json:"state"`
-	Sizes   map[string]*serving.CapacityResult `json:"sizes"`
+	RunIDs  []string                          `json:"run_ids"`
+	Profile string                            `json:"profile"`
+	State   string                            `json:"state"`
+	Sizes   map[string]*screen.CapacityResult `json:"sizes"`
 }
 
 // Power is the measured power with its scope, per run that measured it.
@@ -252,7 +253,7 @@ func Summarize(ctx context.Context, inputs []string) (*Document, error) {
 		Cohorts: map[string]*Cohort{}, PartialCohorts: map[string]*Cohort{}, Sweeps: map[string]*Sweep{}, LongContext: map[string]*LongContext{}, Diagnostics: []*Diagnostic{},
 		ShortInputScreens: map[string]*Screen{}, Regrades: []*Regrade{}, Diagnoses: []*Diagnosis{},
 		Capacity: map[string]*Capacity{}, Derived: map[string]*float64{}, DerivedSources: map[string]*Source{},
-		Power: &Power{PowerScope: serving.PowerScope, MeasuredGPUMeanW: []RunFigure{}},
+		Power: &Power{PowerScope: screen.PowerScope, MeasuredGPUMeanW: []RunFigure{}},
 	}
 	seen := map[string]string{}
 	for _, in := range inputs {
@@ -284,9 +285,9 @@ func Summarize(ctx context.Context, inputs []string) (*Document, error) {
 		switch run.Kind {
 		case "cohort", "":
 			err = doc.addCohort(ctx, in, st, run)
-		case serving.KindScreen:
+		case screen.KindScreen:
 			err = doc.addScreen(in)
-		case serving.KindCapacity:
+		case screen.KindCapacity:
 			err = doc.addCapacity(in)
 		default:
 			err = fmt.Errorf("%s: run kind %q: %w", in, run.Kind, ErrInput)
@@ -298,7 +299,7 @@ func Summarize(ctx context.Context, inputs []string) (*Document, error) {
 	doc.Power.PowerScope = "GPU board power not measured; whole-PC AC power unavailable"
 	for _, f := range doc.Power.MeasuredGPUMeanW {
 		if f.Value != nil {
-			doc.Power.PowerScope = serving.PowerScope
+			doc.Power.PowerScope = screen.PowerScope
 		}
 	}
 	return doc, nil
@@ -337,7 +338,7 @@ func (doc *Document) addCohort(ctx context.Context, dir string, st *runstore.Sto
 	name := planName(st, run.ID)
 	doc.Runs = append(doc.Runs, RunRef{RunID: run.ID, Kind: "cohort", Name: name, Path: dir})
 	ids := []string{run.ID}
-	c := &Cohort{RunIDs: ids, Suite: run.Suite.Name + "@" + run.Suite.Version, ArmOrder: []string{}, Arms: map[string]*Arm{}}
+	c := &Cohort{RunIDs: ids, Suite: tasks.Label(run.Suite.Name, run.Suite.Version), ArmOrder: []string{}, Arms: map[string]*Arm{}}
 	for _, a := range rep.Arms {
 		c.ArmOrder = append(c.ArmOrder, a.Arm)
 		c.Planned += a.Attempts
@@ -450,7 +451,7 @@ func (doc *Document) addRegrades(ctx context.Context, dir string, st *runstore.S
 	for _, a := range attempts {
 		byID[a.ID] = a
 	}
-	own := run.Suite.Name + "@" + run.Suite.Version
+	own := tasks.Label(run.Suite.Name, run.Suite.Version)
 	for _, f := range files {
 		var rec regradeRecord
 		if err := runstore.ReadJSON(f, &rec); err != nil {
@@ -520,21 +521,21 @@ func (doc *Document) addRegrades(ctx context.Context, dir string, st *runstore.S
 }
 
 func (doc *Document) addScreen(dir string) error {
-	st, run, sc, err := serving.OpenScreen(dir)
+	st, run, sc, err := screen.Open(dir)
 	if err != nil {
 		return fmt.Errorf("summarize: %w", err)
 	}
-	r, err := serving.BuildScreenReport(st, run, sc)
+	r, err := screen.BuildReport(st, run, sc)
 	if err != nil {
 		return fmt.Errorf("summarize %s: %w", dir, err)
 	}
-	doc.Runs = append(doc.Runs, RunRef{RunID: run.ID, Kind: serving.KindScreen, Name: r.Name, Path: dir})
+	doc.Runs = append(doc.Runs, RunRef{RunID: run.ID, Kind: screen.KindScreen, Name: r.Name, Path: dir})
 	ids := []string{run.ID}
 	s := &Screen{RunIDs: ids, State: r.State, CompletedMeasurements: r.CompletedMeasurements,
 		PlannedMeasurements: r.PlannedMeasurements, Baseline: r.Baseline, Aggregates: r.Aggregates,
 		MeasuredGPUMeanW: r.MeasuredGPUMeanW, CPUPeakC: r.CPUPeakC, Memory: map[string]*ModeMemory{}}
 	if s.Aggregates == nil {
-		s.Aggregates = []serving.Aggregate{}
+		s.Aggregates = []screen.Aggregate{}
 	}
 	var modes []string
 	for _, leg := range r.Legs {
@@ -573,15 +574,15 @@ func (doc *Document) addScreen(dir string) error {
 }
 
 func (doc *Document) addCapacity(dir string) error {
-	st, run, plan, err := serving.OpenCapacity(dir)
+	st, run, plan, err := screen.OpenCapacity(dir)
 	if err != nil {
 		return fmt.Errorf("summarize: %w", err)
 	}
-	r, err := serving.BuildCapacityReport(st, run, plan)
+	r, err := screen.BuildCapacityReport(st, run, plan)
 	if err != nil {
 		return fmt.Errorf("summarize %s: %w", dir, err)
 	}
-	doc.Runs = append(doc.Runs, RunRef{RunID: run.ID, Kind: serving.KindCapacity, Name: r.Profile, Path: dir})
+	doc.Runs = append(doc.Runs, RunRef{RunID: run.ID, Kind: screen.KindCapacity, Name: r.Profile, Path: dir})
 	doc.Capacity[uniqueKey(doc.Capacity, r.Profile, run.ID)] = &Capacity{RunIDs: []string{run.ID}, Profile: r.Profile, State: r.State, Sizes: r.Sizes}
 	return nil
 }

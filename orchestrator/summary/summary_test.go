@@ -15,6 +15,7 @@ import (
 
 	"github.com/evalctl/evalctl/orchestrator/report/reporttest"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/screen"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 )
 
@@ -61,23 +62,23 @@ func seededRuns(t testing.TB, root string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := &serving.CapacityPlan{Profile: &serving.Profile{Name: "iq3-mtp4-220", API: serving.APILlamaServer}, Contexts: []int{225280}}
+	plan := &screen.CapacityPlan{Profile: &serving.Profile{Name: "iq3-mtp4-220", API: serving.APILlamaServer}, Contexts: []int{225280}}
 	planBytes, _ := json.MarshalIndent(plan, "", "  ")
-	if err := runstore.WriteFileAtomic(st.Path(serving.CapacityFile), planBytes, 0o644); err != nil {
+	if err := runstore.WriteFileAtomic(st.Path(screen.CapacityFile), planBytes, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(planBytes)
-	if err := st.WriteRun(&runstore.Run{ID: "capacity-220", Kind: serving.KindCapacity, PlanSHA256: hex.EncodeToString(sum[:]),
+	if err := st.WriteRun(&runstore.Run{ID: "capacity-220", Kind: screen.KindCapacity, PlanSHA256: hex.EncodeToString(sum[:]),
 		CreatedAt: regradeAt}); err != nil {
 		t.Fatal(err)
 	}
 	cap220, _ := json.Marshal(sd["context_capacity"].(map[string]any)["220"])
-	var res serving.CapacityResult
+	var res screen.CapacityResult
 	if err := json.Unmarshal(cap220, &res); err != nil {
 		t.Fatal(err)
 	}
-	os.MkdirAll(st.Path(serving.ResultsDir), 0o755)
-	if err := runstore.WriteJSON(st.Path(serving.ResultsDir, "225280.json"), &res); err != nil {
+	os.MkdirAll(st.Path(screen.ResultsDir), 0o755)
+	if err := runstore.WriteJSON(st.Path(screen.ResultsDir, "225280.json"), &res); err != nil {
 		t.Fatal(err)
 	}
 	// The fixture diagnosis, as evalctl controls --out writes it.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/tasks"
 )
 
 // RunSpec describes a run directory to write.
@@ -120,7 +121,7 @@ func Write(dir string, spec *RunSpec) error {
 		write := func(suite evalctl.SuiteRef, solved []bool) error {
 			for p, ok := range solved {
 				g := buildGrade(spec, as, suite, p+1, ok, created)
-				if err := writeJSON(st.GradePath(a.ID, g.Suite+"@"+g.SuiteVersion, g.Phase), g); err != nil {
+				if err := writeJSON(st.GradePath(a.ID, tasks.Label(g.Suite, g.SuiteVersion), g.Phase), g); err != nil {
 					return err
 				}
 			}

@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 	"strings"
 )
 
-// Tokenizer counts tokens the way the server will. *Client is one.
+// Tokenizer counts tokens the way the server will: a *model.Client made
+// with AddSpecial is one.
 type Tokenizer interface {
-	Tokenize(ctx context.Context, text string) (int, error)
+	CountTokens(ctx context.Context, text string) (int, error)
 }
 
 // fillerWords is the vocabulary of cold prompts: ordinary words, so the
@@ -66,7 +67,7 @@ func BuildPrompt(ctx context.Context, tok Tokenizer, prefix string, seed int64, 
 	b := &PromptBuild{}
 	measure := func(s string) (int, error) {
 		b.Requests++
-		return tok.Tokenize(ctx, s)
+		return tok.CountTokens(ctx, s)
 	}
 	count := func(k int) (int, error) { return measure(text(k)) }
 	base, err := count(0)

@@ -1,8 +1,10 @@
-package serving
+package screen
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/evalctl/evalctl/orchestrator/model"
 )
 
 // Sample states. A measured sample is finished and never measured again; a
@@ -50,10 +52,10 @@ type Sample struct {
 	TokenizeRequests      int    `json:"tokenize_requests"`
 	OutputTokensRequested int    `json:"output_tokens_requested"`
 	// PredictedN is the server's count of generated tokens.
-	PredictedN  *int64   `json:"predicted_n"`
-	Timings     *Timings `json:"timings"`
-	StopType    string   `json:"stop_type,omitempty"`
-	WallSeconds *float64 `json:"wall_seconds"`
+	PredictedN  *int64         `json:"predicted_n"`
+	Timings     *model.Timings `json:"timings"`
+	StopType    string         `json:"stop_type,omitempty"`
+	WallSeconds *float64       `json:"wall_seconds"`
 	// DecodeTPS = predicted_n / predicted_ms * 1000; EndToEndTPS =
 	// predicted_n / wall seconds.
 	DecodeTPS   *float64 `json:"decode_tps"`

@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"bytes"
@@ -9,14 +9,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/evalctl/evalctl/orchestrator/serving/servingtest"
 )
 
 // writeFixedScreen writes a screen of two modes over three fixed input
 // files of different sizes.
 func writeFixedScreen(t *testing.T, dir string) *Screen {
 	t.Helper()
-	scriptedProfile(t, dir, "fast", "--decode-tps", "2000", "--prompt-tps", "100000")
-	scriptedProfile(t, dir, "slow", "--decode-tps", "1000", "--prompt-tps", "100000")
+	servingtest.ScriptedProfile(t, dir, "fast", "--decode-tps", "2000", "--prompt-tps", "100000")
+	servingtest.ScriptedProfile(t, dir, "slow", "--decode-tps", "1000", "--prompt-tps", "100000")
 	for name, words := range map[string]int{"small.txt": 60, "medium.txt": 300, "large.txt": 900} {
 		var b strings.Builder
 		for i := 0; i < words; i++ {
@@ -40,7 +42,7 @@ request_timeout: 1m
 `
 	path := filepath.Join(dir, "screen.yaml")
 	os.WriteFile(path, []byte(spec), 0o644)
-	sc, err := LoadScreenSpec(path)
+	sc, err := LoadSpec(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,22 +55,22 @@ request_timeout: 1m
 // mode, and per leg the whole-GPU memory peak with the free memory at it
 // from the telemetry source, and a null CPU temperature without a sensor.
 func TestFixedInputScreen(t *testing.T) {
-	bin := evalctlBinary(t)
+	bin := servingtest.EvalctlBinary(t)
 	dir := t.TempDir()
 	sc := writeFixedScreen(t, dir)
 	if sc.Planned() != 3*3 {
 		t.Fatalf("planned %d, want 3 legs x 3 fixtures", sc.Planned())
 	}
-	st, err := RegisterScreen(filepath.Join(dir, "runs"), sc)
+	st, err := Register(filepath.Join(dir, "runs"), sc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, run, sc, err := OpenScreen(st.Dir)
+	st, run, sc, err := Open(st.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := ScreenOptions{Evalctl: bin, Telemetry: &memorySource{}, Interval: 5 * time.Millisecond}
-	if err := RunScreen(context.Background(), st, run, sc, o); err != nil {
+	o := Options{Evalctl: bin, Telemetry: &memorySource{}, Interval: 5 * time.Millisecond}
+	if err := Run(context.Background(), st, run, sc, o); err != nil {
 		t.Fatal(err)
 	}
 	assertServersGone(t, st)
@@ -89,7 +91,7 @@ func TestFixedInputScreen(t *testing.T) {
 	if !(tokens["input-small"] < tokens["input-medium"] && tokens["input-medium"] < tokens["input-large"]) {
 		t.Errorf("fixture token counts %v, want three different sizes in order", tokens)
 	}
-	rep, err := BuildScreenReport(st, run, sc)
+	rep, err := BuildReport(st, run, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +168,7 @@ func TestFixedInputSpecRejects(t *testing.T) {
 		{"name: input-medium", "name: input-small", "appears twice"},
 	} {
 		os.WriteFile(path, bytes.Replace(spec, []byte(tt.old), []byte(tt.new), 1), 0o644)
-		if _, err := LoadScreenSpec(path); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "screen.yaml") {
+		if _, err := LoadSpec(path); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "screen.yaml") {
 			t.Errorf("%s: %v, want an error naming screen.yaml and %q", tt.new, err, tt.want)
 		}
 	}
@@ -178,7 +180,7 @@ func TestFixedInputSpecRejects(t *testing.T) {
 func TestFixtureTelemetryPeaks(t *testing.T) {
 	dir := t.TempDir()
 	sc := writeFixedScreen(t, dir)
-	st, err := RegisterScreen(filepath.Join(dir, "runs"), sc)
+	st, err := Register(filepath.Join(dir, "runs"), sc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ type htmlChart struct {
 }
 
 type htmlPage struct {
-	R      *ScreenReport
+	R      *Report
 	Charts []htmlChart
 	Cmp    *Comparison
 }
@@ -103,7 +103,7 @@ End-to-end TPS = generated tokens / wall seconds (prefill included). Gains are a
 
 // WriteHTML writes a self-contained page: one bar chart per prompt target,
 // the aggregates, drift, an optional comparison and the hardware figures.
-func (r *ScreenReport) WriteHTML(w io.Writer, cmp *Comparison) error {
+func (r *Report) WriteHTML(w io.Writer, cmp *Comparison) error {
 	page := htmlPage{R: r, Cmp: cmp}
 	targets := []int{}
 	seen := map[int]bool{}
@@ -119,7 +119,7 @@ func (r *ScreenReport) WriteHTML(w io.Writer, cmp *Comparison) error {
 	return pageTmpl.Execute(w, page)
 }
 
-func (r *ScreenReport) chart(target int) htmlChart {
+func (r *Report) chart(target int) htmlChart {
 	var rows []Aggregate
 	top := 0.0
 	for _, a := range r.Aggregates {

@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"os"
@@ -23,7 +23,7 @@ func TestOpenRunRefuses(t *testing.T) {
 	}{
 		{name: "round trip", kind: KindCapacity},
 		{name: "other kind", kind: KindScreen, wantErr: `is a "capacity" run, not a screen`},
-		{name: "edited plan", kind: KindCapacity, wantErr: CapacityFile + " changed since registration",
+		{name: "edited plan", kind: KindCapacity, wantErr: "run changed since registration: " + CapacityFile + "'s SHA-256 is",
 			edit: func(t *testing.T, dir string) {
 				f := filepath.Join(dir, CapacityFile)
 				data, _ := os.ReadFile(f)
@@ -46,7 +46,7 @@ func TestOpenRunRefuses(t *testing.T) {
 				tt.edit(t, st.Dir)
 			}
 			var got plan
-			_, reopened, err := openRun(st.Dir, tt.kind, map[string]string{KindScreen: "screen", KindCapacity: "capacity probe"}[tt.kind], CapacityFile, &got)
+			_, reopened, err := openRun(st.Dir, tt.kind, CapacityFile, &got)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), st.Dir) {
 					t.Fatalf("error %v, want one naming %s and %q", err, st.Dir, tt.wantErr)

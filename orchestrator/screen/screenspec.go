@@ -1,9 +1,12 @@
-package serving
+package screen
 
 import (
 	"fmt"
 	"path/filepath"
 	"time"
+
+	"github.com/evalctl/evalctl/orchestrator/serving"
+	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
 // Leg labels of the baseline runs that bracket a screen.
@@ -22,10 +25,10 @@ func (sc *Screen) modeRequest(mode string) map[string]any {
 	return nil
 }
 
-// ScreenSpec is a throughput screen: every mode (a server profile) is
+// Spec is a throughput screen: every mode (a server profile) is
 // measured at every prompt target with every seed, and the baseline mode is
 // measured before and after all others so drift shows.
-type ScreenSpec struct {
+type Spec struct {
 	// Name names the screen and its run directory (required).
 	Name string `yaml:"name" json:"name"`
 	// Baseline names the mode run as baseline_start and baseline_end.
@@ -43,7 +46,7 @@ type ScreenSpec struct {
 	// CtxSize, when set, overrides every profile's ctx_size.
 	CtxSize int `yaml:"ctx_size" json:"ctx_size"`
 	// RequestTimeout bounds one generation (default 30m).
-	RequestTimeout Duration `yaml:"request_timeout" json:"request_timeout"`
+	RequestTimeout serving.Duration `yaml:"request_timeout" json:"request_timeout"`
 	// Temperature is sent with every request when set.
 	Temperature *float64 `yaml:"temperature" json:"temperature"`
 	// Fixtures, instead of PromptTargets, are fixed input files every mode
@@ -69,8 +72,8 @@ var screenFields = []string{"prompt", "n_predict", "ignore_eos", "seed", "cache_
 // Screen is a loaded spec with its profiles, as stored in the run directory:
 // a resumed screen runs what was registered, not what the files say now.
 type Screen struct {
-	Spec     ScreenSpec          `json:"spec"`
-	Profiles map[string]*Profile `json:"profiles"`
+	Spec     Spec                        `json:"spec"`
+	Profiles map[string]*serving.Profile `json:"profiles"`
 }
 
 // Leg is one server run of a screen: a mode under a label.
@@ -80,124 +83,124 @@ type Leg struct {
 	Mode  string `json:"mode"`
 }
 
-// LoadScreenSpec reads a screen spec strictly and loads every profile it
+// LoadSpec reads a screen spec strictly and loads every profile it
 // names.
-func LoadScreenSpec(file string) (*Screen, error) {
+func LoadSpec(file string) (*Screen, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil, err
 	}
-	var s ScreenSpec
-	doc, err := decodeYAML(abs, &s)
+	var s Spec
+	doc, err := yamlcheck.DecodeFile(abs, &s)
 	if err != nil {
 		return nil, fmt.Errorf("load screen: %w", err)
 	}
-	sc := &Screen{Spec: s, Profiles: map[string]*Profile{}}
+	sc := &Screen{Spec: s, Profiles: map[string]*serving.Profile{}}
 	if err := sc.validate(doc, filepath.Dir(abs)); err != nil {
 		return nil, fmt.Errorf("load screen: %w", err)
 	}
 	return sc, nil
 }
 
-func (sc *Screen) validate(doc *yamlDoc, dir string) error {
+func (sc *Screen) validate(doc *yamlcheck.Doc, dir string) error {
 	s := &sc.Spec
 	if s.Name == "" {
-		return doc.errorf([]any{"name"}, "is required")
+		return doc.Errorf(yamlcheck.Path("name"), "is required")
 	}
 	if len(s.Modes) == 0 {
-		return doc.errorf([]any{"modes"}, "lists no mode")
+		return doc.Errorf(yamlcheck.Path("modes"), "lists no mode")
 	}
 	for i, m := range s.Modes {
 		switch {
 		case m.Name == "":
-			return doc.errorf([]any{"modes", i, "name"}, "is required")
+			return doc.Errorf(yamlcheck.Path("modes", i, "name"), "is required")
 		case m.Name == BaselineStart || m.Name == BaselineEnd:
-			return doc.errorf([]any{"modes", i, "name"}, "%q is reserved for the baseline runs", m.Name)
+			return doc.Errorf(yamlcheck.Path("modes", i, "name"), "%q is reserved for the baseline runs", m.Name)
 		case !safeName(m.Name):
-			return doc.errorf([]any{"modes", i, "name"}, "%q: use letters, digits, '.', '_' and '-'", m.Name)
+			return doc.Errorf(yamlcheck.Path("modes", i, "name"), "%q: use letters, digits, '.', '_' and '-'", m.Name)
 		case sc.Profiles[m.Name] != nil:
-			return doc.errorf([]any{"modes", i, "name"}, "%q appears twice", m.Name)
+			return doc.Errorf(yamlcheck.Path("modes", i, "name"), "%q appears twice", m.Name)
 		case m.Profile == "":
-			return doc.errorf([]any{"modes", i, "profile"}, "is required")
+			return doc.Errorf(yamlcheck.Path("modes", i, "profile"), "is required")
 		}
 		for _, f := range screenFields {
 			if _, ok := m.Request[f]; ok {
-				return doc.errorf([]any{"modes", i, "request", f}, "is set by the screen itself (every sample sends the same %s)", f)
+				return doc.Errorf(yamlcheck.Path("modes", i, "request", f), "is set by the screen itself (every sample sends the same %s)", f)
 			}
 		}
 		path := m.Profile
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, path)
 		}
-		p, err := LoadProfile(path)
+		p, err := serving.LoadProfile(path)
 		if err != nil {
-			return doc.errorf([]any{"modes", i, "profile"}, "%v", err)
+			return doc.Errorf(yamlcheck.Path("modes", i, "profile"), "%v", err)
 		}
 		sc.Profiles[m.Name] = p
 	}
 	if s.Baseline == "" {
-		return doc.errorf([]any{"baseline"}, "is required (the mode that brackets the others)")
+		return doc.Errorf(yamlcheck.Path("baseline"), "is required (the mode that brackets the others)")
 	}
 	if sc.Profiles[s.Baseline] == nil {
-		return doc.errorf([]any{"baseline"}, "%q is not one of the modes", s.Baseline)
+		return doc.Errorf(yamlcheck.Path("baseline"), "%q is not one of the modes", s.Baseline)
 	}
 	if len(s.Fixtures) > 0 {
 		if err := sc.validateFixtures(doc, dir); err != nil {
 			return err
 		}
 	} else if len(s.PromptTargets) == 0 {
-		return doc.errorf([]any{"prompt_targets"}, "lists no target (or give fixtures: fixed input files)")
+		return doc.Errorf(yamlcheck.Path("prompt_targets"), "lists no target (or give fixtures: fixed input files)")
 	}
 	seen := map[int]bool{}
 	for i, t := range s.PromptTargets {
 		if t < 16 {
-			return doc.errorf([]any{"prompt_targets", i}, "%d tokens is too small a prompt", t)
+			return doc.Errorf(yamlcheck.Path("prompt_targets", i), "%d tokens is too small a prompt", t)
 		}
 		if seen[t] {
-			return doc.errorf([]any{"prompt_targets", i}, "%d appears twice", t)
+			return doc.Errorf(yamlcheck.Path("prompt_targets", i), "%d appears twice", t)
 		}
 		seen[t] = true
 	}
 	if len(s.Seeds) == 0 {
-		return doc.errorf([]any{"seeds"}, "lists no seed")
+		return doc.Errorf(yamlcheck.Path("seeds"), "lists no seed")
 	}
 	seeds := map[int64]bool{}
 	for i, v := range s.Seeds {
 		if seeds[v] {
-			return doc.errorf([]any{"seeds", i}, "%d appears twice", v)
+			return doc.Errorf(yamlcheck.Path("seeds", i), "%d appears twice", v)
 		}
 		seeds[v] = true
 	}
 	if s.OutputTokens <= 0 {
-		return doc.errorf([]any{"output_tokens"}, "must be a positive number of tokens")
+		return doc.Errorf(yamlcheck.Path("output_tokens"), "must be a positive number of tokens")
 	}
 	if s.ToleranceTokens < 0 {
-		return doc.errorf([]any{"tolerance_tokens"}, "must not be negative")
+		return doc.Errorf(yamlcheck.Path("tolerance_tokens"), "must not be negative")
 	}
 	if s.ToleranceTokens == 0 {
 		s.ToleranceTokens = 64
 	}
 	if s.CtxSize < 0 {
-		return doc.errorf([]any{"ctx_size"}, "must be positive")
+		return doc.Errorf(yamlcheck.Path("ctx_size"), "must be positive")
 	}
 	if s.RequestTimeout < 0 {
-		return doc.errorf([]any{"request_timeout"}, "must be positive")
+		return doc.Errorf(yamlcheck.Path("request_timeout"), "must be positive")
 	}
 	if s.RequestTimeout == 0 {
-		s.RequestTimeout = Duration(30 * time.Minute)
+		s.RequestTimeout = serving.Duration(30 * time.Minute)
 	}
 	for i, m := range s.Modes {
 		p := sc.Profiles[m.Name]
-		if p.API != APILlamaServer {
-			return doc.errorf([]any{"modes", i, "profile"}, "profile %s has api %s; screens need llama-server's /tokenize and /completion", p.Name, p.API)
+		if p.API != serving.APILlamaServer {
+			return doc.Errorf(yamlcheck.Path("modes", i, "profile"), "profile %s has api %s; screens need llama-server's /tokenize and /completion", p.Name, p.API)
 		}
 		// Every placeholder must have a value now, not at the leg's start.
 		ctxSize := p.CtxSize
 		if s.CtxSize > 0 {
 			ctxSize = s.CtxSize
 		}
-		if _, _, _, err := p.Resolve(Vars{Host: p.Host, Port: 1, Model: p.Model, CtxSize: ctxSize, Evalctl: "evalctl", ProfileDir: p.Dir}); err != nil {
-			return doc.errorf([]any{"modes", i, "profile"}, "%v", err)
+		if _, _, _, err := p.Resolve(serving.Vars{Host: p.Host, Port: 1, Model: p.Model, CtxSize: ctxSize, Evalctl: "evalctl", ProfileDir: p.Dir}); err != nil {
+			return doc.Errorf(yamlcheck.Path("modes", i, "profile"), "%v", err)
 		}
 	}
 	return nil

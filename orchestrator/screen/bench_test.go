@@ -1,15 +1,15 @@
-package serving
+package screen
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/serving"
+	"github.com/evalctl/evalctl/orchestrator/serving/servingtest"
 )
 
 // BenchmarkScreenClientOverhead measures what a screen request costs beyond
@@ -20,9 +20,9 @@ import (
 // handling, a few milliseconds a request. The seed_rates case runs at the
 // rates of the results file's Q4 screens (1500 prompt, 50 decode tok/s).
 //
-//	go test -run '^$' -bench ScreenClientOverhead -benchtime 10x ./orchestrator/serving
+//	go test -run '^$' -bench ScreenClientOverhead -benchtime 10x ./orchestrator/screen
 func BenchmarkScreenClientOverhead(b *testing.B) {
-	bin := evalctlBinary(b)
+	bin := servingtest.EvalctlBinary(b)
 	for _, c := range []struct {
 		name              string
 		target, out       int
@@ -35,18 +35,18 @@ func BenchmarkScreenClientOverhead(b *testing.B) {
 	} {
 		b.Run(fmt.Sprintf("%s_prompt%d_out%d", c.name, c.target, c.out), func(b *testing.B) {
 			dir := b.TempDir()
-			p, err := LoadProfile(scriptedProfile(b, dir, "bench", "--realtime", "--decode-tps", c.decode, "--prompt-tps", c.promptTPS))
+			p, err := serving.LoadProfile(servingtest.ScriptedProfile(b, dir, "bench", "--realtime", "--decode-tps", c.decode, "--prompt-tps", c.promptTPS))
 			if err != nil {
 				b.Fatal(err)
 			}
-			srv, err := Start(context.Background(), p, StartOptions{LogPath: filepath.Join(dir, "server.log"), Evalctl: bin, CtxSize: 65536})
+			srv, err := serving.Start(context.Background(), p, serving.StartOptions{LogPath: filepath.Join(dir, "server.log"), Evalctl: bin, CtxSize: 65536})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer srv.Stop(context.Background())
-			client := &Client{BaseURL: srv.BaseURL}
-			sc := &Screen{Spec: ScreenSpec{OutputTokens: c.out, ToleranceTokens: 64, RequestTimeout: Duration(time.Minute)},
-				Profiles: map[string]*Profile{"m": p}}
+			client := newClient(srv.BaseURL)
+			sc := &Screen{Spec: Spec{OutputTokens: c.out, ToleranceTokens: 64, RequestTimeout: serving.Duration(time.Minute)},
+				Profiles: map[string]*serving.Profile{"m": p}}
 			run := &runstore.Run{ID: "bench"}
 			var wall, server float64
 			var tokens int64
@@ -65,26 +65,5 @@ func BenchmarkScreenClientOverhead(b *testing.B) {
 			b.ReportMetric(float64(tokens)/wall, "e2e_tok/s")
 			b.ReportMetric(float64(tokens)/server, "server_tok/s")
 		})
-	}
-}
-
-// BenchmarkClientCodec is the client's CPU work per screen request outside
-// the timed span: encoding a 32K-token prompt and decoding an answer that
-// echoes it, as llama-server's /completion does.
-//
-//	go test -run '^$' -bench ClientCodec ./orchestrator/serving
-func BenchmarkClientCodec(b *testing.B) {
-	prompt := strings.Repeat("word ", 32768*4/5)
-	answer, _ := json.Marshal(map[string]any{"content": strings.Repeat("tok ", 1024), "prompt": prompt, "stop_type": "limit",
-		"tokens_predicted": 1024, "timings": map[string]any{"cache_n": 0, "prompt_n": 32768, "prompt_ms": 21000.5,
-			"predicted_n": 1024, "predicted_ms": 20000.25}})
-	b.SetBytes(int64(len(prompt) + len(answer)))
-	for i := 0; i < b.N; i++ {
-		if _, err := json.Marshal(completionBody(CompletionRequest{Prompt: prompt, NPredict: 1024})); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := parseCompletion(answer); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

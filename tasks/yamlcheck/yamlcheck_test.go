@@ -1,6 +1,8 @@
 package yamlcheck
 
 import (
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -65,5 +67,26 @@ func TestSuggest(t *testing.T) {
 		if got := Suggest(in, known); got != want {
 			t.Errorf("Suggest(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestDecodeFile(t *testing.T) {
+	dir := t.TempDir()
+	f := dir + "/f.yaml"
+	var v outer
+	if _, err := DecodeFile(f, &v); err == nil || !strings.Contains(err.Error(), f) {
+		t.Fatalf("missing file: %v, want an error naming %s", err, f)
+	}
+	os.WriteFile(f, []byte("name: x\n---\nname: y\n"), 0o644)
+	if _, err := DecodeFile(f, &v); err == nil || err.Error() != f+": holds more than one YAML document (a line with ---); keep one" {
+		t.Fatalf("trailing document: %v", err)
+	}
+	os.WriteFile(f, []byte("name: x\nitems: [{top_k: 2}]\n"), 0o644)
+	doc, err := DecodeFile(f, &v)
+	if err != nil || v.Name != "x" || v.Items[0].TopK != 2 {
+		t.Fatalf("decoded %+v, %v", v, err)
+	}
+	if got, want := doc.Errorf(Path("items", 0, "top_k"), "%d is odd", 3).Error(), f+":2: field items[0].top_k: 3 is odd"; got != want {
+		t.Fatalf("Errorf = %s, want %s", got, want)
 	}
 }

@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
 
@@ -30,10 +31,10 @@ func syntheticScreen(t *testing.T) (*runstore.Store, *runstore.Run, *Screen) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := &Screen{Spec: ScreenSpec{Name: "mtp-depth", Baseline: "mtp4",
+	sc := &Screen{Spec: Spec{Name: "mtp-depth", Baseline: "mtp4",
 		Modes:         []ModeSpec{{Name: "mtp4", Profile: "p4.yaml"}, {Name: "mtp2", Profile: "p2.yaml"}},
 		PromptTargets: []int{8192, 32768}, Seeds: []int64{11, 22}, OutputTokens: 1024, ToleranceTokens: 64},
-		Profiles: map[string]*Profile{"mtp4": {Name: "q4-mtp4", API: APILlamaServer}, "mtp2": {Name: "q4-mtp2", API: APILlamaServer}}}
+		Profiles: map[string]*serving.Profile{"mtp4": {Name: "q4-mtp4", API: serving.APILlamaServer}, "mtp2": {Name: "q4-mtp2", API: serving.APILlamaServer}}}
 	run := &runstore.Run{ID: "0190aaaa-0000-7000-8000-000000000001", Kind: KindScreen}
 	os.MkdirAll(st.Path(SamplesDir), 0o755)
 	at := time.Date(2026, 10, 10, 15, 39, 41, 12160000, time.UTC)
@@ -69,7 +70,7 @@ func syntheticScreen(t *testing.T) (*runstore.Store, *runstore.Run, *Screen) {
 			CPUTempPeak: &telemetry.Peak{At: at, Stage: leg.Label, Value: 80 + float64(leg.Index)}}
 		runstore.WriteJSON(filepath.Join(ld, TelemetryDc), sum)
 		bi, mp := "b10587-3f545be", "/models/q4.gguf"
-		runstore.WriteJSON(filepath.Join(ld, IdentityDoc), Identity{Profile: sc.Profiles[leg.Mode].Name, BuildInfo: &bi, ModelPath: &mp, ReadySeconds: 12.5})
+		runstore.WriteJSON(filepath.Join(ld, IdentityDoc), serving.Identity{Profile: sc.Profiles[leg.Mode].Name, BuildInfo: &bi, ModelPath: &mp, ReadySeconds: 12.5})
 	}
 	return st, run, sc
 }
@@ -95,7 +96,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestScreenReportGolden(t *testing.T) {
 	st, run, sc := syntheticScreen(t)
-	rep, err := BuildScreenReport(st, run, sc)
+	rep, err := BuildReport(st, run, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,9 +192,9 @@ func TestMeasureMarksWrongTokenCount(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	sc := &Screen{Spec: ScreenSpec{OutputTokens: 1024, ToleranceTokens: 64, RequestTimeout: Duration(time.Minute)},
-		Profiles: map[string]*Profile{"m": {Name: "m"}}}
-	s := measure(context.Background(), &Client{BaseURL: srv.URL}, &runstore.Run{ID: "r"}, sc, Leg{Label: "m", Mode: "m"},
+	sc := &Screen{Spec: Spec{OutputTokens: 1024, ToleranceTokens: 64, RequestTimeout: serving.Duration(time.Minute)},
+		Profiles: map[string]*serving.Profile{"m": {Name: "m"}}}
+	s := measure(context.Background(), newClient(srv.URL), &runstore.Run{ID: "r"}, sc, Leg{Label: "m", Mode: "m"},
 		sampleSpec{key: "k", target: 512, seed: 1}, "legs/x/1")
 	if s.State != SampleMeasured || s.Counted() {
 		t.Fatalf("state %s counted %v", s.State, s.Counted())

@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
+	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
 // Fixture is a fixed input of a screen: a file sent as the prompt body in
@@ -56,23 +57,23 @@ func (sc *Screen) fixture(target int) *Fixture {
 }
 
 // validateFixtures resolves and hashes the fixture files.
-func (sc *Screen) validateFixtures(doc *yamlDoc, dir string) error {
+func (sc *Screen) validateFixtures(doc *yamlcheck.Doc, dir string) error {
 	s := &sc.Spec
 	if len(s.PromptTargets) > 0 {
-		return doc.errorf([]any{"fixtures"}, "a screen takes prompt_targets or fixtures, not both")
+		return doc.Errorf(yamlcheck.Path("fixtures"), "a screen takes prompt_targets or fixtures, not both")
 	}
 	seen := map[string]bool{}
 	for i := range s.Fixtures {
 		f := &s.Fixtures[i]
 		switch {
 		case f.Name == "":
-			return doc.errorf([]any{"fixtures", i, "name"}, "is required")
+			return doc.Errorf(yamlcheck.Path("fixtures", i, "name"), "is required")
 		case !safeName(f.Name):
-			return doc.errorf([]any{"fixtures", i, "name"}, "%q: use letters, digits, '.', '_' and '-'", f.Name)
+			return doc.Errorf(yamlcheck.Path("fixtures", i, "name"), "%q: use letters, digits, '.', '_' and '-'", f.Name)
 		case seen[f.Name]:
-			return doc.errorf([]any{"fixtures", i, "name"}, "%q appears twice", f.Name)
+			return doc.Errorf(yamlcheck.Path("fixtures", i, "name"), "%q appears twice", f.Name)
 		case f.File == "":
-			return doc.errorf([]any{"fixtures", i, "file"}, "is required")
+			return doc.Errorf(yamlcheck.Path("fixtures", i, "file"), "is required")
 		}
 		seen[f.Name] = true
 		if !filepath.IsAbs(f.File) {
@@ -80,10 +81,10 @@ func (sc *Screen) validateFixtures(doc *yamlDoc, dir string) error {
 		}
 		data, err := os.ReadFile(f.File)
 		if err != nil {
-			return doc.errorf([]any{"fixtures", i, "file"}, "%v", err)
+			return doc.Errorf(yamlcheck.Path("fixtures", i, "file"), "%v", err)
 		}
 		if len(data) == 0 {
-			return doc.errorf([]any{"fixtures", i, "file"}, "%s is empty", f.File)
+			return doc.Errorf(yamlcheck.Path("fixtures", i, "file"), "%s is empty", f.File)
 		}
 		sum := sha256.Sum256(data)
 		f.SHA256, f.Bytes = hex.EncodeToString(sum[:]), len(data)
@@ -111,11 +112,11 @@ func fixturePrompt(ctx context.Context, tok Tokenizer, prefix string, f *Fixture
 	if err != nil {
 		return nil, err
 	}
-	n, err := tok.Tokenize(ctx, prefix+text)
+	n, err := tok.CountTokens(ctx, prefix+text)
 	if err != nil {
 		return nil, fmt.Errorf("fixture %s: tokenize: %w", f.Name, err)
 	}
-	alone, err := tok.Tokenize(ctx, text)
+	alone, err := tok.CountTokens(ctx, text)
 	if err != nil {
 		return nil, fmt.Errorf("fixture %s: tokenize: %w", f.Name, err)
 	}

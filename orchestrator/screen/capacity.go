@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"context"
@@ -14,7 +14,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
 
@@ -46,17 +48,17 @@ const (
 // CapacityPlan is a context-capacity probe: one server start per context
 // size, a short generation, then a near-capacity input.
 type CapacityPlan struct {
-	Profile  *Profile `json:"profile"`
-	Contexts []int    `json:"contexts"`
+	Profile  *serving.Profile `json:"profile"`
+	Contexts []int            `json:"contexts"`
 	// InputTokens is the near-capacity input size for every context; 0
 	// means Fill x the context size.
 	InputTokens int     `json:"input_tokens"`
 	Fill        float64 `json:"fill"`
 	// ShortOutput and LongOutput are the exact generated tokens of the two
 	// requests.
-	ShortOutput    int      `json:"short_output"`
-	LongOutput     int      `json:"long_output"`
-	RequestTimeout Duration `json:"request_timeout"`
+	ShortOutput    int              `json:"short_output"`
+	LongOutput     int              `json:"long_output"`
+	RequestTimeout serving.Duration `json:"request_timeout"`
 }
 
 // Normalize fills defaults and checks the plan.
@@ -64,7 +66,7 @@ func (p *CapacityPlan) Normalize() error {
 	if p.Profile == nil {
 		return errors.New("capacity: no profile")
 	}
-	if p.Profile.API != APILlamaServer {
+	if p.Profile.API != serving.APILlamaServer {
 		return fmt.Errorf("capacity: profile %s has api %s; probes need llama-server's /tokenize and /completion", p.Profile.Name, p.Profile.API)
 	}
 	if len(p.Contexts) == 0 {
@@ -80,7 +82,7 @@ func (p *CapacityPlan) Normalize() error {
 		}
 		seen[c] = true
 	}
-	if _, _, _, err := p.Profile.Resolve(Vars{Host: p.Profile.Host, Port: 1, Model: p.Profile.Model, CtxSize: p.Contexts[0],
+	if _, _, _, err := p.Profile.Resolve(serving.Vars{Host: p.Profile.Host, Port: 1, Model: p.Profile.Model, CtxSize: p.Contexts[0],
 		Evalctl: "evalctl", ProfileDir: p.Profile.Dir}); err != nil {
 		return fmt.Errorf("capacity: %w", err)
 	}
@@ -103,7 +105,7 @@ func (p *CapacityPlan) Normalize() error {
 		return errors.New("capacity: output tokens must be positive")
 	}
 	if p.RequestTimeout == 0 {
-		p.RequestTimeout = Duration(capacityReqTimeout)
+		p.RequestTimeout = serving.Duration(capacityReqTimeout)
 	}
 	return nil
 }
@@ -123,10 +125,10 @@ type CapacityResult struct {
 	ContextCapacity int    `json:"context_capacity"`
 	// ShortGenerationPassed is nil when the short generation never ran.
 	ShortGenerationPassed   *bool                 `json:"short_generation_passed"`
-	ShortGenerationTimings  *Timings              `json:"short_generation_timings"`
+	ShortGenerationTimings  *model.Timings        `json:"short_generation_timings"`
 	NearCapacityInputTarget int                   `json:"near_capacity_input_target"`
 	NearCapacityInputTokens *int64                `json:"near_capacity_input_tokens"`
-	LongInputTimings        *Timings              `json:"long_input_timings"`
+	LongInputTimings        *model.Timings        `json:"long_input_timings"`
 	LongInputWallSeconds    *float64              `json:"long_input_wall_seconds"`
 	MemoryPeak              *telemetry.MemoryPeak `json:"memory_peak_200ms"`
 	MemoryReason            string                `json:"memory_reason,omitempty"`
@@ -151,7 +153,7 @@ func RegisterCapacity(out string, plan *CapacityPlan) (*runstore.Store, *runstor
 // OpenCapacity opens a capacity probe's run directory.
 func OpenCapacity(dir string) (*runstore.Store, *runstore.Run, *CapacityPlan, error) {
 	var plan CapacityPlan
-	st, run, err := openRun(dir, KindCapacity, "capacity probe", CapacityFile, &plan)
+	st, run, err := openRun(dir, KindCapacity, CapacityFile, &plan)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -175,7 +177,7 @@ func CapacityResults(st *runstore.Store) (map[int]*CapacityResult, error) {
 // RunCapacity probes every context size without a recorded result. A size
 // whose server fails to start is a result (startup_failed, log kept), not
 // an error; only ctx ending stops the probe.
-func RunCapacity(ctx context.Context, st *runstore.Store, run *runstore.Run, plan *CapacityPlan, o ScreenOptions) error {
+func RunCapacity(ctx context.Context, st *runstore.Store, run *runstore.Run, plan *CapacityPlan, o Options) error {
 	done, err := CapacityResults(st)
 	if err != nil {
 		return err
@@ -204,7 +206,7 @@ func RunCapacity(ctx context.Context, st *runstore.Store, run *runstore.Run, pla
 	return nil
 }
 
-func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan *CapacityPlan, size int, o ScreenOptions) (*CapacityResult, error) {
+func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan *CapacityPlan, size int, o Options) (*CapacityResult, error) {
 	dir, rel, err := nextTry(st, SizesDir, strconv.Itoa(size))
 	if err != nil {
 		return nil, err
@@ -245,13 +247,13 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 	}
 	sampler.SetStage("startup")
 	st.AppendEvent(runstore.Event{Kind: "capacity_start", Detail: strconv.Itoa(size)})
-	srv, err := Start(ctx, plan.Profile, StartOptions{LogPath: filepath.Join(dir, ServerLog), CtxSize: size, Evalctl: o.Evalctl})
+	srv, err := serving.Start(ctx, plan.Profile, serving.StartOptions{LogPath: filepath.Join(dir, ServerLog), CtxSize: size, Evalctl: o.Evalctl})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, stopped(ctx.Err())
 		}
 		reason := err.Error()
-		var se *StartError
+		var se *serving.StartError
 		if errors.As(err, &se) {
 			res.LogTail, reason = se.LogTail, se.Reason
 		}
@@ -263,7 +265,7 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 	if _, err := srv.RecordIdentity(ctx, o.Hashes, filepath.Join(dir, IdentityDoc), st.AppendEvent); err != nil {
 		return nil, stopped(err)
 	}
-	c := &Client{BaseURL: srv.BaseURL}
+	c := newClient(srv.BaseURL)
 	rctx, cancel := context.WithTimeout(ctx, time.Duration(plan.RequestTimeout))
 	defer cancel()
 
@@ -272,11 +274,11 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 	res.ShortGenerationPassed = &passed
 	short, err := BuildPrompt(rctx, c, coldPrefix(run.ID, fmt.Sprintf("context %d, short", size)), 1, capacityShortPrompt, capacityTolerance)
 	if err == nil {
-		var comp *Completion
-		comp, err = c.Complete(rctx, CompletionRequest{Prompt: short.Text, NPredict: plan.ShortOutput, Seed: 1})
+		var comp *model.Response
+		comp, err = complete(rctx, c, short.Text, plan.ShortOutput, 1, nil, nil)
 		if err == nil {
 			t := comp.Timings
-			res.ShortGenerationTimings = &t
+			res.ShortGenerationTimings = t
 			if t.PredictedN == nil || *t.PredictedN != int64(plan.ShortOutput) {
 				err = fmt.Errorf("short generation produced %s tokens, not %d", fmtI(t.PredictedN), plan.ShortOutput)
 			}
@@ -294,11 +296,11 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 	sampler.SetStage(fmt.Sprintf("%dK-input-generation", input/1000))
 	long, err := BuildPrompt(rctx, c, coldPrefix(run.ID, fmt.Sprintf("context %d, near capacity", size)), 2, input, capacityTolerance)
 	if err == nil {
-		var comp *Completion
-		comp, err = c.Complete(rctx, CompletionRequest{Prompt: long.Text, NPredict: plan.LongOutput, Seed: 2})
+		var comp *model.Response
+		comp, err = complete(rctx, c, long.Text, plan.LongOutput, 2, nil, nil)
 		if err == nil {
 			t := comp.Timings
-			res.LongInputTimings = &t
+			res.LongInputTimings = t
 			res.LongInputWallSeconds = &comp.WallSeconds
 			if t.PromptN != nil {
 				n := *t.PromptN
@@ -325,7 +327,7 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 }
 
 // serverNote adds to a request error that the server died, when it did.
-func serverNote(err error, srv *Server) error {
+func serverNote(err error, srv *serving.Server) error {
 	select {
 	case <-srv.Exited():
 		return fmt.Errorf("%w (server exited: %v; log %s)", err, srv.ExitErr(), srv.LogPath)

@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"encoding/json"
@@ -44,7 +44,7 @@ type Comparison struct {
 // Compare sets two modes side by side. A name is a leg label
 // (baseline_start, baseline_end, a mode's own leg) or a mode name, so the
 // baseline mode's name pools both of its legs.
-func (r *ScreenReport) Compare(a, b string) (*Comparison, error) {
+func (r *Report) Compare(a, b string) (*Comparison, error) {
 	find := func(mode string, target int) *Aggregate {
 		for _, list := range [][]Aggregate{r.Aggregates, r.ModeAggregates} {
 			for i := range list {

@@ -1,5 +1,6 @@
-// Package yamlcheck reads the YAML files people write (plans, arms, server
-// profiles, screen specs) and says what is wrong in their words: the field
+// Package yamlcheck is the one strict YAML decoder for the files people
+// write (plans, arms, cases, suites, server profiles, screen specs): one
+// document a file, and what is wrong is said in the writer's words: the field
 // path (arms[1].sampling.temperature), the line, what was expected, "did
 // you mean" for a misspelt name, the allowed range of a number, and for a
 // file that does not parse, the line that breaks the indentation or holds
@@ -9,7 +10,8 @@
 // The checks come from the Go types themselves (yaml tags, and a `range`
 // tag "min,max" on numbers, either side may be empty), so a field added to
 // a type is checked, and documented by the reference generator, without
-// more code.
+// more code. It imports only yaml.v3 and the standard library, so that the
+// case loader (package tasks), low in the package graph, can use it.
 package yamlcheck
 
 import (
@@ -18,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"reflect"
 	"regexp"
 	"sort"
@@ -53,6 +56,15 @@ func (e *Error) Error() string {
 type Doc struct {
 	File string
 	Root *yaml.Node
+}
+
+// DecodeFile reads file and decodes it as Decode does.
+func DecodeFile(file string, v any) (*Doc, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(file, data, v)
 }
 
 // Decode parses data (the content of file), checks it against v's type and
@@ -120,6 +132,35 @@ func (d *Doc) Line(path string) int {
 		n = next
 	}
 	return line
+}
+
+// Errorf reports a problem found after decoding with the value at path
+// ("modes[1].name"), as "file:line: field path: message"; a field the file
+// leaves out is placed at its nearest parent.
+func (d *Doc) Errorf(path, format string, a ...any) error {
+	msg := fmt.Sprintf(format, a...)
+	if line := d.Line(path); line > 0 {
+		return fmt.Errorf("%s:%d: field %s: %s", d.File, line, path, msg)
+	}
+	return fmt.Errorf("%s: field %s: %s", d.File, path, msg)
+}
+
+// Path spells a field path from map keys (strings) and list indexes
+// (ints): Path("modes", 1, "name") is "modes[1].name".
+func Path(steps ...any) string {
+	var b strings.Builder
+	for _, p := range steps {
+		switch k := p.(type) {
+		case int:
+			b.WriteString("[" + strconv.Itoa(k) + "]")
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			fmt.Fprint(&b, k)
+		}
+	}
+	return b.String()
 }
 
 type pathStep struct {

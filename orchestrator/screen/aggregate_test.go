@@ -1,8 +1,10 @@
-package serving
+package screen
 
 import (
 	"math"
 	"testing"
+
+	"github.com/evalctl/evalctl/orchestrator/model"
 )
 
 func sample(leg string, target int, predicted int64, predictedMS, wall float64, marks ...string) *Sample {
@@ -10,7 +12,7 @@ func sample(leg string, target int, predicted int64, predictedMS, wall float64, 
 	e2e := float64(predicted) / wall
 	prompt := int64(target)
 	return &Sample{Leg: leg, PromptTarget: target, State: SampleMeasured, PredictedN: &predicted,
-		Timings: &Timings{PredictedN: &predicted, PredictedMS: &predictedMS}, WallSeconds: &wall,
+		Timings: &model.Timings{PredictedN: &predicted, PredictedMS: &predictedMS}, WallSeconds: &wall,
 		DecodeTPS: &dec, EndToEndTPS: &e2e, ServerPromptTokens: &prompt, Marks: marks}
 }
 

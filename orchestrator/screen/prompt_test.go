@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // tokenizer in density, and counts its calls.
 type byteTokenizer struct{ calls int }
 
-func (b *byteTokenizer) Tokenize(ctx context.Context, text string) (int, error) {
+func (b *byteTokenizer) CountTokens(ctx context.Context, text string) (int, error) {
 	b.calls++
 	return 1 + (utf8.RuneCountInString(text)+3)/4, ctx.Err()
 }
@@ -23,7 +23,7 @@ func TestBuildPromptHitsTarget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _ := (&byteTokenizer{}).Tokenize(context.Background(), pb.Text)
+		got, _ := (&byteTokenizer{}).CountTokens(context.Background(), pb.Text)
 		if got != pb.Tokens {
 			t.Fatalf("reported %d tokens, text has %d", pb.Tokens, got)
 		}
@@ -40,7 +40,7 @@ func TestBuildPromptHitsTarget(t *testing.T) {
 // possible, so the closest within tolerance is taken.
 type wordTokenizer struct{}
 
-func (wordTokenizer) Tokenize(ctx context.Context, text string) (int, error) {
+func (wordTokenizer) CountTokens(ctx context.Context, text string) (int, error) {
 	return 3 * len(strings.Fields(text)), nil
 }
 
@@ -76,7 +76,7 @@ func TestBuildPromptFixturesAreSharedAcrossModes(t *testing.T) {
 // 64-token tolerance of most targets.
 type coarseTokenizer struct{}
 
-func (coarseTokenizer) Tokenize(ctx context.Context, text string) (int, error) {
+func (coarseTokenizer) CountTokens(ctx context.Context, text string) (int, error) {
 	return 500 * len(strings.Fields(text)), nil
 }
 

@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
 
@@ -29,7 +30,7 @@ type LegReport struct {
 	Tries          int                   `json:"tries"`
 	BuildInfo      *string               `json:"build_info"`
 	ModelPath      *string               `json:"model_path"`
-	Files          []FileDigest          `json:"files"`
+	Files          []serving.FileDigest  `json:"files"`
 	ReadySeconds   *float64              `json:"ready_seconds"`
 	PowerMeanWatts *float64              `json:"power_mean_watts"`
 	PowerSamples   int                   `json:"power_samples"`
@@ -49,10 +50,10 @@ type MarkedSample struct {
 // they differ slightly.
 const RateNote = "note: decode tps here is predicted_n / predicted_ms (n/ms); llama-server's own timings.predicted_per_second is (predicted_n - 1) / predicted_ms, a little lower"
 
-// ScreenReport is a screen's results: the results file's
+// Report is a screen's results: the results file's
 // short_input_screens entry (state, counts, aggregates) plus drift, power,
 // memory and temperature.
-type ScreenReport struct {
+type Report struct {
 	Name                  string      `json:"name"`
 	RunID                 string      `json:"run_id"`
 	State                 string      `json:"state"`
@@ -87,15 +88,15 @@ type ScreenReport struct {
 	FixtureTelemetry []FixtureTelemetry `json:"fixture_telemetry,omitempty"`
 }
 
-// BuildScreenReport reads a screen's run directory into its report.
-func BuildScreenReport(st *runstore.Store, run *runstore.Run, sc *Screen) (*ScreenReport, error) {
+// BuildReport reads a screen's run directory into its report.
+func BuildReport(st *runstore.Store, run *runstore.Run, sc *Screen) (*Report, error) {
 	samples, err := Samples(st)
 	if err != nil {
 		return nil, err
 	}
 	legs := sc.Legs()
 	aggs, drift := Aggregates(legs, sc.targets(), len(sc.Spec.Seeds), samples)
-	r := &ScreenReport{Name: sc.Spec.Name, RunID: run.ID, PlannedMeasurements: sc.Planned(), Baseline: sc.Spec.Baseline,
+	r := &Report{Name: sc.Spec.Name, RunID: run.ID, PlannedMeasurements: sc.Planned(), Baseline: sc.Spec.Baseline,
 		OutputTokens: sc.Spec.OutputTokens, Aggregates: aggs, Drift: drift, Marked: []MarkedSample{}, Failed: []MarkedSample{},
 		Notes: []string{RateNote}}
 	for _, s := range samples {
@@ -145,7 +146,7 @@ func BuildScreenReport(st *runstore.Store, run *runstore.Run, sc *Screen) (*Scre
 		sort.Slice(tries, func(i, j int) bool { return tryNum(tries[i]) < tryNum(tries[j]) })
 		lr.Tries = len(tries)
 		for _, dir := range tries {
-			var id Identity
+			var id serving.Identity
 			if runstore.ReadJSON(filepath.Join(dir, IdentityDoc), &id) == nil {
 				lr.BuildInfo, lr.ModelPath, lr.Files = id.BuildInfo, id.ModelPath, id.Files
 				rs := id.ReadySeconds
@@ -213,14 +214,14 @@ func tryNum(dir string) int {
 }
 
 // WriteJSON writes the report as indented JSON.
-func (r *ScreenReport) WriteJSON(w io.Writer) error {
+func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
 
 // WriteTable writes the report as aligned text for a terminal.
-func (r *ScreenReport) WriteTable(w io.Writer) error {
+func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "screen %s (run %s): %s, %d of %d measured (%d counted, %d marked), %d failed; %d output tokens per sample; baseline %s\n\n",
 		r.Name, r.RunID, r.State, r.CompletedMeasurements, r.PlannedMeasurements, r.CountedMeasurements,
 		r.MarkedMeasurements, r.FailedMeasurements, r.OutputTokens, r.Baseline)

@@ -1,4 +1,10 @@
-package serving
+// Package screen measures serving configurations: throughput screens of
+// exact prompt and output sizes across modes (server profiles), and
+// context-capacity probes, with their run directories, reports (table,
+// JSON, HTML), aggregates and fixed-input fixtures. Servers are started
+// through package serving and spoken to through the one llama-server
+// client, package model.
+package screen
 
 import (
 	"context"
@@ -13,7 +19,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 )
 
@@ -36,17 +44,17 @@ const (
 
 // Kinds of run directory written by this package.
 const (
-	KindScreen   = "screen"
-	KindCapacity = "capacity"
+	KindScreen   = runstore.KindScreen
+	KindCapacity = runstore.KindCapacity
 )
 
-// ErrIncomplete is returned by RunScreen when some samples failed; the
+// ErrIncomplete is returned by Run when some samples failed; the
 // screen can be resumed to measure them again.
 var ErrIncomplete = errors.New("screen incomplete")
 
-// RegisterScreen creates a run directory for sc under out and writes its
+// Register creates a run directory for sc under out and writes its
 // identity and plan. The directory is named NAME-YYYYmmdd-HHMMSS.
-func RegisterScreen(out string, sc *Screen) (*runstore.Store, error) {
+func Register(out string, sc *Screen) (*runstore.Store, error) {
 	st, _, err := registerRun(out, sc.Spec.Name, KindScreen, ScreenFile, sc)
 	if err != nil {
 		return nil, err
@@ -57,11 +65,11 @@ func RegisterScreen(out string, sc *Screen) (*runstore.Store, error) {
 	return st, nil
 }
 
-// OpenScreen opens a screen's run directory and reads what it registered,
+// Open opens a screen's run directory and reads what it registered,
 // checking the plan against its recorded digest.
-func OpenScreen(dir string) (*runstore.Store, *runstore.Run, *Screen, error) {
+func Open(dir string) (*runstore.Store, *runstore.Run, *Screen, error) {
 	var sc Screen
-	st, run, err := openRun(dir, KindScreen, "screen", ScreenFile, &sc)
+	st, run, err := openRun(dir, KindScreen, ScreenFile, &sc)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -92,24 +100,24 @@ func Samples(st *runstore.Store) ([]*Sample, error) {
 	return out, nil
 }
 
-// ScreenOptions are the machine-side parts of running a screen.
-type ScreenOptions struct {
+// Options are the machine-side parts of running a screen.
+type Options struct {
 	// Telemetry is sampled every Interval while each server runs; nil
 	// records no telemetry.
 	Telemetry telemetry.Source
 	Interval  time.Duration
 	// Hashes caches weight digests; nil hashes every time.
-	Hashes *HashCache
+	Hashes *serving.HashCache
 	// Evalctl is {{evalctl}} for profiles that run the scripted server.
 	Evalctl string
 	// Progress receives one line per sample; nil is silent.
 	Progress io.Writer
 }
 
-// RunScreen measures every sample of the screen that is not finished yet,
+// Run measures every sample of the screen that is not finished yet,
 // leg by leg (one server start per leg), and returns ErrIncomplete when
 // some sample failed. The caller holds the run's lock.
-func RunScreen(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Screen, o ScreenOptions) error {
+func Run(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Screen, o Options) error {
 	done, err := Samples(st)
 	if err != nil {
 		return err
@@ -163,7 +171,7 @@ type sampleSpec struct {
 // (recorded, to be measured again on resume) without stopping the screen;
 // only ctx ending stops everything.
 func runLeg(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Screen, leg Leg, todo []sampleSpec,
-	o ScreenOptions, progress io.Writer, n *int) (failed int, err error) {
+	o Options, progress io.Writer, n *int) (failed int, err error) {
 	p := sc.Profiles[leg.Mode]
 	legDir, rel, err := nextTry(st, LegsDir, fmt.Sprintf("%02d-%s", leg.Index, leg.Label))
 	if err != nil {
@@ -182,7 +190,7 @@ func runLeg(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Scre
 		}
 	}()
 	st.AppendEvent(runstore.Event{Kind: "leg_start", Detail: fmt.Sprintf("%s (%s) %s", leg.Label, p.Name, rel)})
-	srv, err := Start(ctx, p, StartOptions{LogPath: filepath.Join(legDir, ServerLog), CtxSize: sc.Spec.CtxSize, Evalctl: o.Evalctl})
+	srv, err := serving.Start(ctx, p, serving.StartOptions{LogPath: filepath.Join(legDir, ServerLog), CtxSize: sc.Spec.CtxSize, Evalctl: o.Evalctl})
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
@@ -201,7 +209,7 @@ func runLeg(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Scre
 	if _, err := srv.RecordIdentity(ctx, o.Hashes, filepath.Join(legDir, IdentityDoc), st.AppendEvent); err != nil {
 		return 0, err
 	}
-	client := &Client{BaseURL: srv.BaseURL}
+	client := newClient(srv.BaseURL)
 	for _, s := range todo {
 		sampler.SetStage(fmt.Sprintf("%s/%d/s%d", leg.Label, s.target, s.seed))
 		smp := measure(ctx, client, run, sc, leg, s, rel)
@@ -233,7 +241,7 @@ func runLeg(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Scre
 
 // measure builds the sample's cold prompt and asks for exactly
 // OutputTokens tokens.
-func measure(ctx context.Context, c *Client, run *runstore.Run, sc *Screen, leg Leg, s sampleSpec, rel string) *Sample {
+func measure(ctx context.Context, c *model.Client, run *runstore.Run, sc *Screen, leg Leg, s sampleSpec, rel string) *Sample {
 	now := time.Now().UTC()
 	smp := &Sample{Key: s.key, Leg: leg.Label, LegIndex: leg.Index, Mode: leg.Mode, Profile: sc.Profiles[leg.Mode].Name,
 		PromptTarget: s.target, Seed: s.seed, OutputTokensRequested: sc.Spec.OutputTokens, Server: rel, StartedAt: &now,
@@ -263,13 +271,13 @@ func measure(ctx context.Context, c *Client, run *runstore.Run, sc *Screen, leg 
 		return fail(err)
 	}
 	smp.PromptTokens, smp.TokenizeRequests, smp.FixtureTokens = &pb.Tokens, pb.Requests, pb.FixtureTokens
-	comp, err := c.Complete(rctx, CompletionRequest{Prompt: pb.Text, NPredict: sc.Spec.OutputTokens, Seed: s.seed, Temperature: sc.Spec.Temperature, Extra: sc.modeRequest(leg.Mode)})
+	comp, err := complete(rctx, c, pb.Text, sc.Spec.OutputTokens, s.seed, sc.Spec.Temperature, sc.modeRequest(leg.Mode))
 	if err != nil {
 		return fail(err)
 	}
 	t := comp.Timings
 	smp.State = SampleMeasured
-	smp.Timings, smp.StopType = &t, comp.StopType
+	smp.Timings, smp.StopType = t, comp.StopType
 	smp.WallSeconds = &comp.WallSeconds
 	smp.PredictedN = t.PredictedN
 	fin := time.Now().UTC()
@@ -342,7 +350,7 @@ func nextTry(st *runstore.Store, parent, name string) (dir, rel string, err erro
 // startSampler starts telemetry for one server start, logging every
 // reading in dir. stop ends it, writes the summary beside the log and
 // returns it; its error says the log or the summary could not be written.
-func startSampler(ctx context.Context, o ScreenOptions, dir string) (s *telemetry.Sampler, stop func() (telemetry.Summary, error), err error) {
+func startSampler(ctx context.Context, o Options, dir string) (s *telemetry.Sampler, stop func() (telemetry.Summary, error), err error) {
 	src := o.Telemetry
 	if src == nil {
 		src = notSampled{}

@@ -1,4 +1,4 @@
-package serving
+package screen
 
 import (
 	"strings"
@@ -41,11 +41,7 @@ func TestDriftNeedsBracketOrder(t *testing.T) {
 // A mode adds request fields (logit_bias) to its samples; the fields that
 // define a sample cannot be overridden.
 func TestModeRequestFields(t *testing.T) {
-	body := completionBody(CompletionRequest{Prompt: "p", NPredict: 8, Seed: 1, Extra: map[string]any{"logit_bias": [][]int{{50259, 50}}}})
-	if _, ok := body["logit_bias"]; !ok || body["n_predict"] != 8 {
-		t.Fatalf("body %v lacks the mode's field", body)
-	}
-	sc := &Screen{Spec: ScreenSpec{Modes: []ModeSpec{{Name: "m", Request: map[string]any{"logit_bias": 1}}}}}
+	sc := &Screen{Spec: Spec{Modes: []ModeSpec{{Name: "m", Request: map[string]any{"logit_bias": 1}}}}}
 	if sc.modeRequest("m")["logit_bias"] != 1 || sc.modeRequest("other") != nil {
 		t.Fatalf("mode request lookup")
 	}
