@@ -491,6 +491,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 			return i + 1, cw.err
 		}
 	}
+	// Tokens less than 2 ms early go out without a sleep; the finish waits
+	// for the last one's due time, so the response never ends sooner than
+	// the predicted_ms it reports.
+	cw.flush()
+	if err := sleepCtx(r.Context(), time.Until(decodeStart.Add(time.Duration(float64(len(g.tokens))/s.cfg.DecodeTPS*float64(time.Second))))); err != nil {
+		return len(g.tokens), err
+	}
 	generated()
 	if garble {
 		// The in-band error is the last event: no finish chunk, no usage
