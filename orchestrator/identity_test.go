@@ -24,7 +24,7 @@ func TestPoolingIdentity(t *testing.T) {
 	run := func(url, extra string) string {
 		t.Helper()
 		f := adderPlan(t, "", []string{`{name: good, endpoint: {base_url: "` + url + `", model: reference}` + extra + `}`}, "")
-		res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
+		res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -90,7 +90,7 @@ func TestIsolationByDevice(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := twoEndpointPlan(t, srvA.URL(), srvB.URL(), tt.devA, tt.devB, tt.extra)
-			res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
+			res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +180,7 @@ func TestPreflightFailuresRegisterNothing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := adderPlan(t, "", []string{`{name: x, endpoint: {base_url: "` + tt.url + `", model: "` + tt.model + `"}}`}, "")
 			out := t.TempDir()
-			_, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: out, Engine: eng, Image: img})
+			_, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: out, Engine: eng, Image: img})
 			var pe *orchestrator.PreflightError
 			if !errors.Is(err, orchestrator.ErrPreflight) || !errors.As(err, &pe) || pe.Arm != "x" {
 				t.Fatalf("got %v, want a preflight failure of arm x", err)
@@ -194,7 +194,11 @@ func TestPreflightFailuresRegisterNothing(t *testing.T) {
 				t.Errorf("the failed preflight left %d entries in %s", len(entries), out)
 			}
 			var check strings.Builder
-			if _, err := orchestrator.Check(context.Background(), f, &check); !errors.Is(err, orchestrator.ErrPreflight) {
+			p, s, err := orchestrator.LoadPlan(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := orchestrator.Check(context.Background(), p, s, &check); !errors.Is(err, orchestrator.ErrPreflight) {
 				t.Errorf("check: got %v, want the same preflight failure", err)
 			}
 		})
@@ -202,8 +206,11 @@ func TestPreflightFailuresRegisterNothing(t *testing.T) {
 	// A good plan: --check prints the realised order and count and
 	// registers nothing.
 	var check strings.Builder
-	f := plan(t, good.URL(), "")
-	if _, err := orchestrator.Check(context.Background(), f, &check); err != nil {
+	p, s, err := orchestrator.LoadPlan(plan(t, good.URL(), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := orchestrator.Check(context.Background(), p, s, &check); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"8 attempts = 2 arms x 2 cases x 2 repeats", "slot  arm", "preflight: arm good", "preflight: arm idle"} {
@@ -249,7 +256,7 @@ func TestCircuitBreakerStopsAndResumeFinishes(t *testing.T) {
 		})
 		srv.Close()
 	}()
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: out, Engine: eng, Image: img})
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: out, Engine: eng, Image: img})
 	<-stop
 	if !errors.Is(err, orchestrator.ErrEndpointFailing) || !orchestrator.Resumable(err) ||
 		!strings.Contains(err.Error(), "3 attempts in a row") || !strings.Contains(err.Error(), "--resume "+res.Dir+" --replace-infra") {

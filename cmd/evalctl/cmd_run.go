@@ -13,6 +13,7 @@ import (
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/tasks"
 )
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
@@ -59,15 +60,19 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if *replace && *resumeDir == "" {
 		return usagef("--replace-infra goes with --resume")
 	}
+	if *check && *planFile == "" {
+		return usagef("--check goes with --plan")
+	}
+	var plan *orchestrator.Plan
+	var suite *tasks.Suite
+	if *planFile != "" {
+		var err error
+		if plan, suite, err = orchestrator.LoadPlan(*planFile); err != nil {
+			return planErr(err)
+		}
+	}
 	if *check {
-		if *planFile == "" {
-			return usagef("--check goes with --plan")
-		}
-		_, err := orchestrator.Check(ctx, *planFile, e.stdout)
-		var pe *orchestrator.PlanError
-		if errors.As(err, &pe) {
-			return &exitError{code: 2, msg: err.Error() + " (every plan field: 'evalctl run --help-plan')"}
-		}
+		_, err := orchestrator.Check(ctx, plan, suite, e.stdout)
 		return err
 	}
 	if *resumeDir != "" {
@@ -84,21 +89,25 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	defer eng.Close()
 	live := stderrIsTerminal(e)
 	res, err := orchestrator.Run(ctx, orchestrator.Options{
-		PlanFile: *planFile, OutDir: *out, ResumeDir: *resumeDir, ReplaceInfra: *replace,
+		Plan: plan, Suite: suite, OutDir: *out, ResumeDir: *resumeDir, ReplaceInfra: *replace,
 		Engine: eng, GradeConcurrency: *gradeConc, Temperature: &telemetry.Thermal{},
 		Progress: e.stderr, Live: live,
 	})
 	if res != nil {
 		printRunEnd(ctx, e, res, err)
 	}
-	var pe *orchestrator.PlanError
-	if errors.As(err, &pe) {
-		// A plan mistake is a usage error; what describes plans is the
-		// plan reference, not run's flags.
-		return &exitError{code: 2, msg: err.Error() + " (every plan field: 'evalctl run --help-plan')"}
-	}
 	if orchestrator.Resumable(err) {
 		return &exitError{code: exitResumable, msg: err.Error()}
+	}
+	return planErr(err)
+}
+
+// planErr makes a plan mistake a usage error; what describes plans is the
+// plan reference, not run's flags.
+func planErr(err error) error {
+	var pe *orchestrator.PlanError
+	if errors.As(err, &pe) {
+		return &exitError{code: 2, msg: err.Error() + " (every plan field: 'evalctl run --help-plan')"}
 	}
 	return err
 }

@@ -81,7 +81,7 @@ order: {policy: sequential, seed: 1}
 `, abs, hs.URL, hs.URL)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: plan, OutDir: out, Engine: eng, Image: img, GradeConcurrency: 2})
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, plan), OutDir: out, Engine: eng, Image: img, GradeConcurrency: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,4 +132,14 @@ order: {policy: sequential, seed: 1}
 	if len(rg.Changed) != 1 || rg.Changed[0].Arm != "with-style" {
 		t.Errorf("changed %+v", rg.Changed)
 	}
+}
+
+// loadPlan reads a plan file the way 'evalctl run --plan' does.
+func loadPlan(t testing.TB, file string) *orchestrator.Plan {
+	t.Helper()
+	p, _, err := orchestrator.LoadPlan(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
