@@ -229,7 +229,7 @@ def pytest_runtest_makereport(item, call):
 			if tt.knownHole != "" && !*runKnownHoles {
 				t.Skipf("known hole: %s (run with -known-holes to see it)", tt.knownHole)
 			}
-			gr, err := g.Grade(context.Background(), s, tt.c, 1, tt.snap, grader.Labels{Run: "grader-test"})
+			gr, err := g.Grade(context.Background(), s, tt.c, 1, tt.snap, grader.Labels{Run: sandboxtest.RunLabel(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -399,7 +399,7 @@ func TestGradingIsDeterministic(t *testing.T) {
 	snap := answer(t, c, false)
 	var grades []*grader.Grade
 	for i := 0; i < 2; i++ {
-		gr, err := g.Grade(context.Background(), s, c, 1, snap, grader.Labels{Run: "grader-test"})
+		gr, err := g.Grade(context.Background(), s, c, 1, snap, grader.Labels{Run: sandboxtest.RunLabel(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -304,7 +304,7 @@ func TestCircuitBreakerStopsAndResumeFinishes(t *testing.T) {
 	if !strings.Contains(log.String(), "nothing left to do") {
 		t.Errorf("a resume with nothing to do did not say so:\n%s", log.String())
 	}
-	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: filepath.Base(res.Dir)}); len(left) != 0 {
+	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: res.RunID}); len(left) != 0 {
 		t.Errorf("containers left: %v", left)
 	}
 }
@@ -325,7 +325,7 @@ func deadURL(t *testing.T) string {
 // waitUntil polls cond until it holds or a deadline passes (then it
 // reports what it waited for and returns false). Safe from any goroutine.
 func waitUntil(t *testing.T, what string, cond func() bool) bool {
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := waitDeadline(t)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Errorf("timed out waiting for %s", what)

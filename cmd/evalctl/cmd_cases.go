@@ -194,7 +194,7 @@ func casesCheck(ctx context.Context, e *env, args []string) error {
 			total += len(vs)
 		}
 		results, infra = g.CheckCasesWith(ctx, s, cases, grader.CheckOptions{
-			Run: gateRunLabel("cases-check"), Retries: *retries,
+			Run: grader.RunLabel("cases-check"), Retries: *retries,
 			OnResult: func(r grader.CheckResult) {
 				n++
 				verdict := "met"

@@ -72,7 +72,7 @@ func casesImport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer done()
-	if err := importer.FillCounts(ctx, gen.Grader, *out, exs, grader.Labels{Run: gateRunLabel("cases-import")}); err != nil {
+	if err := importer.FillCounts(ctx, gen.Grader, *out, exs, grader.Labels{Run: grader.RunLabel("cases-import")}); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "imported %d %s exercises into %s in %.1fs\n", len(exs), ad.Name(), *out, time.Since(start).Seconds())
@@ -156,7 +156,7 @@ func generateControls(ctx context.Context, e *env, gen *controls.Generator, dir 
 	if !write {
 		opt.Keep = 0
 	}
-	opt.Labels = grader.Labels{Run: gateRunLabel("cases-controls")}
+	opt.Labels = grader.Labels{Run: grader.RunLabel("cases-controls")}
 	// Cases run at once (the grader bounds the grades in flight), so the
 	// container that makes one case's mutants overlaps another's grades;
 	// each case is printed as it finishes.
@@ -218,12 +218,6 @@ func adapterNames() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// gateRunLabel is a container run label unique to one invocation, so that
-// two gates running at once never prune or count each other's containers.
-func gateRunLabel(kind string) string {
-	return fmt.Sprintf("%s-%d-%d", kind, os.Getpid(), time.Now().UnixNano())
 }
 
 // loadSuitePartial loads the suite as 'cases check' needs it: every case
