@@ -232,34 +232,3 @@ func loadSuitePartial(dir string) (*tasks.Suite, []*tasks.CaseError, error) {
 	}
 	return tasks.LoadSuitePartial(dir)
 }
-
-// mutationReports are the recorded mutation reports of the cases, by case.
-func mutationReports(cases []*tasks.Case) map[string][]*controls.Report {
-	out := map[string][]*controls.Report{}
-	for _, c := range cases {
-		if reps, err := controls.ReadReports(c); err == nil && reps != nil {
-			out[c.Name] = reps
-		}
-	}
-	return out
-}
-
-// printMutation prints the mutation score and survivors 'cases controls
-// generate' recorded for each case.
-func printMutation(e *env, cases []*tasks.Case) {
-	first := true
-	for _, c := range cases {
-		reps, err := controls.ReadReports(c)
-		if err != nil {
-			fmt.Fprintf(e.stdout, "%s: %v\n", c.Name, err)
-			continue
-		}
-		for _, r := range reps {
-			if first {
-				fmt.Fprintln(e.stdout, "\nmutation scores (recorded by 'cases controls generate'):")
-				first = false
-			}
-			fmt.Fprintln(e.stdout, "  "+controls.Summary(r))
-		}
-	}
-}
