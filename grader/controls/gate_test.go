@@ -89,3 +89,18 @@ func TestGateTable(t *testing.T) {
 		t.Errorf("unmet %d, failure %q", gt.Unmet(), gt.Failure())
 	}
 }
+
+// TestGenerateSuiteUnknownCase: a named case the suite lacks is refused
+// before anything is generated.
+func TestGenerateSuiteUnknownCase(t *testing.T) {
+	s, err := tasks.LoadSuite("../testdata/suite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, log strings.Builder
+	err = (&controls.Generator{}).GenerateSuite(context.Background(), s, []string{"adder", "nosuch"}, controls.SuiteOptions{Out: &out, Log: &log})
+	var nc *controls.NoCaseError
+	if !errors.As(err, &nc) || nc.Case != "nosuch" || out.Len() != 0 {
+		t.Errorf("got %v, output %q; want a NoCaseError for nosuch and no output", err, out.String())
+	}
+}
