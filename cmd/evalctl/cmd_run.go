@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
@@ -94,7 +93,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		Progress: e.stderr, Live: live,
 	})
 	if res != nil {
-		printRunEnd(ctx, e, res, err)
+		report.WriteRunEnd(ctx, e.stdout, res.Dir, err != nil)
 	}
 	if orchestrator.Resumable(err) {
 		return &exitError{code: exitResumable, msg: err.Error()}
@@ -131,23 +130,6 @@ func resolveCohort(arg string) (string, error) {
 		return "", usagef("%s is a %s run, not a cohort; see 'evalctl %s --help'", dir, r.Kind, r.Kind)
 	}
 	return dir, nil
-}
-
-// printRunEnd ends a run's output with the pooled table and the commands
-// that read the run further (a stopped run: the one that resumes it).
-func printRunEnd(ctx context.Context, e *env, res *orchestrator.Result, runErr error) {
-	fmt.Fprintf(e.stdout, "run directory: %s\n", res.Dir)
-	if in, err := report.Load(context.WithoutCancel(ctx), []string{res.Dir}, ""); err == nil {
-		if rep, err := report.Build(in, report.Options{}); err == nil {
-			fmt.Fprintln(e.stdout)
-			report.Write(e.stdout, rep, report.FormatTable)
-		}
-	}
-	fmt.Fprintf(e.stdout, "\nnext:\n")
-	if runErr != nil {
-		fmt.Fprintf(e.stdout, "  evalctl run --resume %s   # run what is left\n", res.Dir)
-	}
-	fmt.Fprintf(e.stdout, "  evalctl report %s --format html > report.html\n  evalctl view %s\n  evalctl show ATTEMPT-ID --run %s   # one attempt, by id or prefix\n", res.Dir, filepath.Dir(res.Dir), res.Dir)
 }
 
 // exitResumable is the exit status of a run that stopped before its end
