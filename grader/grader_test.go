@@ -76,6 +76,7 @@ func file(name, content string) sandbox.Entry {
 func dir(name string) sandbox.Entry { return sandbox.Entry{Name: name, Mode: fs.ModeDir | 0o755} }
 
 func TestFixtureGateOnBothLanguages(t *testing.T) {
+	sandboxtest.Long(t)
 	s, g := setup(t)
 	results, err := g.CheckCases(context.Background(), s, s.Cases)
 	if err != nil {
@@ -111,6 +112,7 @@ func TestFixtureGateOnBothLanguages(t *testing.T) {
 // replacing the frozen tests, a forged report with exit status 0, links
 // that resolve out of the workspace) and those the grader caught before.
 func TestTamperSuite(t *testing.T) {
+	sandboxtest.Long(t)
 	s, g := setup(t)
 	adder, tsadd := s.Case("adder"), s.Case("tsadd")
 	forcePass := `import pytest

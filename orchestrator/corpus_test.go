@@ -43,6 +43,7 @@ func corpusSuite(t *testing.T) string {
 // arm input and output tokens, checks passed of run, and the server's
 // prefill + decode seconds.
 func TestLongContextStrategies(t *testing.T) {
+	sandboxtest.Long(t)
 	eng, img := sandboxtest.Engine(t)
 	suiteDir := corpusSuite(t)
 	s, err := tasks.LoadSuite(suiteDir)

@@ -19,6 +19,7 @@ import (
 // server's port pool; a run whose sampling differs does not, and the
 // refusal names the field and both values, run by run.
 func TestPoolingIdentity(t *testing.T) {
+	sandboxtest.Long(t)
 	eng, img := sandboxtest.Engine(t)
 	srvA, srvB := startServer(t), startServer(t)
 	run := func(url, extra string) string {

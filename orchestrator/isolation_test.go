@@ -77,6 +77,7 @@ func named(a *runstore.Attempt, id string) bool {
 // concurrency 2 overlap, each names the others, and the report warns next
 // to the speed figures.
 func TestIsolationByDevice(t *testing.T) {
+	sandboxtest.Long(t)
 	eng, img := sandboxtest.Engine(t)
 	srvA, srvB := startServer(t), startServer(t)
 	for _, tt := range []struct {
@@ -228,6 +229,7 @@ func TestPreflightFailuresRegisterNothing(t *testing.T) {
 // there (the rest stay planned), says why and how to continue; once the
 // endpoint is back, resume with --replace-infra finishes every slot.
 func TestCircuitBreakerStopsAndResumeFinishes(t *testing.T) {
+	sandboxtest.Long(t)
 	eng, img := sandboxtest.Engine(t)
 	s, err := tasks.LoadSuite(fixtureSuite)
 	if err != nil {

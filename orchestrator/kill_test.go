@@ -99,6 +99,7 @@ func grading(dir string) map[string]bool {
 // resumes until the run is done: exactly the planned attempts complete,
 // none repeated, all graded, nothing lost.
 func TestKillNineAndResume(t *testing.T) {
+	sandboxtest.Long(t)
 	eng, _ := sandboxtest.Engine(t)
 	bin := buildEvalctl(t)
 	s, err := tasks.LoadSuite(fixtureSuite)

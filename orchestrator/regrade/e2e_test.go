@@ -36,6 +36,7 @@ func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // server is still listening: it must receive zero requests, and the run
 // directory may only gain grade files and one event line.
 func TestRegradeOfARealRunCallsNoModel(t *testing.T) {
+	sandboxtest.Long(t)
 	t.Parallel()
 	s1, s2, _ := suites(t)
 	eng, img := sandboxtest.Engine(t)
