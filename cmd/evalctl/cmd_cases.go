@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/evalctl/evalctl/grader"
@@ -54,17 +52,7 @@ func cmdCases(ctx context.Context, e *env, args []string) error {
 // elsewhere.
 func suiteFlag(fs *flag.FlagSet) func() (*tasks.Suite, error) {
 	dir := fs.String("suite", "", "suite directory (default: ./cases when it holds a suite, else the suite built into evalctl)")
-	return func() (*tasks.Suite, error) { return loadSuiteOrBuiltin(*dir) }
-}
-
-func loadSuiteOrBuiltin(dir string) (*tasks.Suite, error) {
-	if dir != "" {
-		return tasks.LoadSuite(dir)
-	}
-	if _, err := os.Stat(filepath.Join("cases", "suite.yaml")); err == nil {
-		return tasks.LoadSuite("cases")
-	}
-	return builtinSuite()
+	return func() (*tasks.Suite, error) { return tasks.LoadDefault(*dir) }
 }
 
 func loadSuiteFlag(e *env, name, synopsis string, args []string) (*tasks.Suite, []string, func() (string, error), error) {
@@ -145,7 +133,7 @@ func casesCheck(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, broken, err := loadSuitePartial(*dir)
+	s, broken, err := tasks.LoadDefaultPartial(*dir)
 	if err != nil {
 		return err
 	}

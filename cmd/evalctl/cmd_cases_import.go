@@ -145,16 +145,3 @@ func adapterNames() []string {
 	sort.Strings(out)
 	return out
 }
-
-// loadSuitePartial loads the suite as 'cases check' needs it: every case
-// that does not load is returned, the others are checked.
-func loadSuitePartial(dir string) (*tasks.Suite, []*tasks.CaseError, error) {
-	if dir == "" {
-		if _, err := os.Stat(filepath.Join("cases", "suite.yaml")); err != nil {
-			s, err := builtinSuite()
-			return s, nil, err
-		}
-		dir = "cases"
-	}
-	return tasks.LoadSuitePartial(dir)
-}

@@ -9,11 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 
-	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
@@ -45,15 +41,7 @@ func loadSuite(dir string) (*tasks.Suite, error) {
 	if dir != "" {
 		return tasks.LoadSuite(dir)
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	sub, err := fs.Sub(evalctl.DevSuite, "cases")
-	if err != nil {
-		return nil, err
-	}
-	return tasks.Materialize(sub, filepath.Join(cache, "evalctl", "suites"))
+	return tasks.Builtin()
 }
 
 // Run runs the demo and returns the run directory.
