@@ -1,8 +1,10 @@
 package tasks_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/evalctl/evalctl/tasks"
@@ -40,5 +42,35 @@ func TestLoadDefault(t *testing.T) {
 	}
 	if s, err := tasks.LoadDefault(filepath.Join(filepath.Dir(repoCases), "grader", "testdata", "suite")); err != nil || s.Name != "graderfixture" {
 		t.Errorf("named: %v %v", s, err)
+	}
+}
+
+func TestWriteListAndFingerprint(t *testing.T) {
+	s, err := tasks.LoadSuite("../grader/testdata/suite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table, js, fp strings.Builder
+	if err := s.WriteList(&table, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteList(&js, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteFingerprint(&fp, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(table.String(), "CASE  ") || !strings.Contains(table.String(), "\nadder ") || strings.Count(table.String(), "\n") != len(s.Cases)+1 {
+		t.Errorf("table:\n%s", table.String())
+	}
+	var doc struct {
+		Suite, Fingerprint string
+		Cases              []struct{ Name string }
+	}
+	if err := json.Unmarshal([]byte(js.String()), &doc); err != nil || doc.Suite != s.ID() || doc.Fingerprint != s.Fingerprint || len(doc.Cases) != len(s.Cases) {
+		t.Errorf("json %v: %s", err, js.String())
+	}
+	if fp.String() != s.Name+" "+s.Version+" "+s.Fingerprint+"\n" {
+		t.Errorf("fingerprint line %q", fp.String())
 	}
 }

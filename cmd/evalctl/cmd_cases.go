@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/grader/controls"
@@ -77,26 +76,8 @@ func casesList(e *env, args []string) error {
 	if len(rest) != 0 {
 		return usagef("cases list takes no arguments")
 	}
-	if f, _ := format(); f == "json" {
-		type caseRow struct {
-			Name     string `json:"name"`
-			Language string `json:"language"`
-			Phases   int    `json:"phases"`
-			Controls int    `json:"controls"`
-			Summary  string `json:"summary"`
-		}
-		rows := []caseRow{}
-		for _, c := range s.Cases {
-			rows = append(rows, caseRow{c.Name, string(c.Language), len(c.Phases), len(c.Controls), c.Summary})
-		}
-		return writeJSON(e.stdout, map[string]any{"suite": s.ID(), "fingerprint": s.Fingerprint, "cases": rows})
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "CASE\tLANGUAGE\tPHASES\tCONTROLS\tSUMMARY\n")
-	for _, c := range s.Cases {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", c.Name, c.Language, len(c.Phases), len(c.Controls), c.Summary)
-	}
-	return tw.Flush()
+	f, _ := format()
+	return s.WriteList(e.stdout, f == "json")
 }
 
 func casesFingerprint(e *env, args []string) error {
@@ -107,11 +88,8 @@ func casesFingerprint(e *env, args []string) error {
 	if len(rest) != 0 {
 		return usagef("cases fingerprint takes no arguments")
 	}
-	if f, _ := format(); f == "json" {
-		return writeJSON(e.stdout, map[string]string{"name": s.Name, "version": s.Version, "fingerprint": s.Fingerprint, "dir": s.Dir})
-	}
-	fmt.Fprintf(e.stdout, "%s %s %s\n", s.Name, s.Version, s.Fingerprint)
-	return nil
+	f, _ := format()
+	return s.WriteFingerprint(e.stdout, f == "json")
 }
 
 func casesCheck(ctx context.Context, e *env, args []string) error {
