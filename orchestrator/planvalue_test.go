@@ -2,7 +2,10 @@ package orchestrator
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,3 +69,36 @@ func TestNewPlanRejects(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestRunRefusesAPlanOfAChangedSuite: a plan value resolved against a
+// suite that changed before the run registers it is refused; nothing is
+// registered.
+func TestRunRefusesAPlanOfAChangedSuite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "suite")
+	if err := os.CopyFS(dir, os.DirFS("../grader/testdata/suite")); err != nil {
+		t.Fatal(err)
+	}
+	suite, err := tasks.LoadSuite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(Plan{Name: "x", Repeats: []Repeat{{Label: "r", Seed: 1}},
+		Arms: []Arm{{Name: "a", Endpoint: Endpoint{BaseURL: "http://127.0.0.1:1", Model: "m"}}}}, suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "adder", "checks", "acceptance", "test_acc.py"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("#")
+	f.Close()
+	out := t.TempDir()
+	_, err = register(context.Background(), Options{Plan: p, OutDir: out, NoPreflight: true})
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "fingerprint") {
+		t.Errorf("got %v, want ErrChanged naming the fingerprint", err)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("a refused plan left %d entries in %s", len(entries), out)
+	}
+}
