@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 )
@@ -284,7 +282,7 @@ func TestCancelRemovesContainer(t *testing.T) {
 
 func TestPruneRemovesLeakedContainers(t *testing.T) {
 	eng, img := sandboxtest.Engine(t)
-	run := "prune-" + uuid.NewString()
+	run := sandboxtest.RunLabel(t)
 	for i := 0; i < 2; i++ {
 		if _, err := eng.Start(context.Background(), sandbox.Spec{Image: img.Ref, Role: sandbox.RoleAgent, Run: run}); err != nil {
 			t.Fatal(err)
