@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/grader/controls"
 	"github.com/evalctl/evalctl/tasks"
@@ -72,8 +73,8 @@ func TestGateTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	gt := &controls.Gate{Suite: s, Cases: s.Cases[:1], Results: []grader.CheckResult{
-		{Case: "adder", Phase: 1, Variant: "reference", Met: true, Grade: &grader.Grade{Solved: true, Groups: []grader.GroupResult{{Name: "acceptance", Passed: 3, Total: 3, Success: true}}}},
-		{Case: "adder", Phase: 1, Variant: "control:x", Met: false, Problems: []string{"passed acceptance"}, Grade: &grader.Grade{Groups: []grader.GroupResult{{Name: "acceptance", Passed: 2, Total: 3}}}},
+		{Case: "adder", Phase: 1, Variant: "reference", Met: true, Grade: &evalctl.Grade{Solved: true, Groups: []evalctl.GroupResult{{Name: "acceptance", Passed: 3, Total: 3, Success: true}}}},
+		{Case: "adder", Phase: 1, Variant: "control:x", Met: false, Problems: []string{"passed acceptance"}, Grade: &evalctl.Grade{Groups: []evalctl.GroupResult{{Name: "acceptance", Passed: 2, Total: 3}}}},
 		{Case: "adder", Variant: "controls", Met: true, Extra: []string{"one plausible"}},
 	}}
 	var b strings.Builder
