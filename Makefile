@@ -24,9 +24,11 @@ vet:
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1)
 	$(GO) vet ./...
 
-# Sandbox, grader and orchestrator tests run real containers on the engine.
+# Sandbox, grader and orchestrator tests run real containers on the engine;
+# EVALCTL_LONG_TESTS=1 turns on the long integration tests that a plain
+# 'go test ./...' skips (sandboxtest.Long).
 unit:
-	$(GO) test -race -count=1 -timeout 75m -p 2 ./...
+	EVALCTL_LONG_TESTS=1 $(GO) test -race -count=1 -timeout 75m -p 2 ./...
 
 # The fixture gate over the whole development suite.
 cases-check:

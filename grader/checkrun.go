@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
+	"time"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/sandbox"
@@ -13,9 +15,9 @@ import (
 
 // CheckOptions tune a fixture gate run.
 type CheckOptions struct {
-	// Run labels every grading container of this gate run; give each run
+	// Run labels every grading container of this gate run; each run has
 	// its own, so that two gates never prune or count each other's
-	// containers ("cases-check" when empty).
+	// containers (empty: a new RunLabel("cases-check")).
 	Run string
 	// Retries is how many times a variant whose grading failed for an
 	// infrastructure reason (the sandbox, not the answer) is graded again.
@@ -24,6 +26,14 @@ type CheckOptions struct {
 	// is judged (from several goroutines, one call at a time), so a long
 	// gate shows progress.
 	OnResult func(CheckResult)
+}
+
+// RunLabel is a container run label (sandbox.LabelRun) unique to one
+// invocation of a gate or a generator of this process: kind, process id
+// and the moment, so that 'evalctl sandbox prune --run' of one user's gate
+// never removes another's containers.
+func RunLabel(kind string) string {
+	return fmt.Sprintf("%s-%d-%d", kind, os.Getpid(), time.Now().UnixNano())
 }
 
 // InfraError is a variant whose grading failed for a reason outside the
@@ -47,7 +57,7 @@ func (e *InfraError) Unwrap() error { return e.Err }
 // values; every other row is complete.
 func (g *Grader) CheckCasesWith(ctx context.Context, s *tasks.Suite, cases []*tasks.Case, opt CheckOptions) ([]CheckResult, error) {
 	if opt.Run == "" {
-		opt.Run = "cases-check"
+		opt.Run = RunLabel("cases-check")
 	}
 	type job struct {
 		c *tasks.Case

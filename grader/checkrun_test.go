@@ -84,3 +84,69 @@ func TestGateInfraErrorIsPerVariant(t *testing.T) {
 		t.Errorf("containers of the run left: %v", left)
 	}
 }
+
+// labelled records the run label of every container a gate starts.
+type labelled struct {
+	grader.Engine
+	mu   sync.Mutex
+	runs map[string]bool
+}
+
+func (l *labelled) Start(ctx context.Context, spec sandbox.Spec) (*sandbox.Container, error) {
+	l.mu.Lock()
+	l.runs[spec.Run] = true
+	l.mu.Unlock()
+	return l.Engine.Start(ctx, spec)
+}
+
+// TestConcurrentGatesHaveTheirOwnLabels: two gates given no label (as
+// 'cases check' by two users at once) each label their containers with a
+// run label of their own, so pruning one gate's label leaves the other's
+// containers alone: gate A's label is pruned while gate B runs, and B still
+// meets every expectation.
+func TestConcurrentGatesHaveTheirOwnLabels(t *testing.T) {
+	s, _ := setup(t)
+	eng, img := sandboxtest.Engine(t)
+	adder := s.Cases[:1]
+	a := &labelled{Engine: eng, runs: map[string]bool{}}
+	b := &labelled{Engine: eng, runs: map[string]bool{}}
+	var resB []grader.CheckResult
+	var errB error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resB, errB = grader.New(b, img.Ref, img.ID, grader.Options{Concurrency: 1}).CheckCases(context.Background(), s, adder)
+	}()
+	resA, err := grader.New(a, img.Ref, img.ID, grader.Options{Concurrency: 1}).CheckCases(context.Background(), s, adder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run := range a.runs {
+		t.Cleanup(func() { eng.Prune(context.Background(), map[string]string{sandbox.LabelRun: run}) })
+		if _, err := eng.Prune(context.Background(), map[string]string{sandbox.LabelRun: run}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	for run := range b.runs {
+		t.Cleanup(func() { eng.Prune(context.Background(), map[string]string{sandbox.LabelRun: run}) })
+	}
+	if errB != nil {
+		t.Fatalf("gate B, with gate A's label pruned while it ran: %v", errB)
+	}
+	if len(a.runs) != 1 || len(b.runs) != 1 {
+		t.Fatalf("gate A used labels %v, gate B %v: want one each", a.runs, b.runs)
+	}
+	for run := range a.runs {
+		if b.runs[run] || run == "" || run == "cases-check" {
+			t.Errorf("gate A's label %q is not its own (gate B: %v)", run, b.runs)
+		}
+	}
+	for _, rs := range [][]grader.CheckResult{resA, resB} {
+		for _, r := range rs {
+			if !r.Met {
+				t.Errorf("%s %s: %v", r.Case, r.Variant, r.Problems)
+			}
+		}
+	}
+}

@@ -77,6 +77,7 @@ func file(name, content string) sandbox.Entry {
 func dir(name string) sandbox.Entry { return sandbox.Entry{Name: name, Mode: fs.ModeDir | 0o755} }
 
 func TestFixtureGateOnBothLanguages(t *testing.T) {
+	sandboxtest.Long(t)
 	s, g := setup(t)
 	results, err := g.CheckCases(context.Background(), s, s.Cases)
 	if err != nil {
@@ -112,6 +113,7 @@ func TestFixtureGateOnBothLanguages(t *testing.T) {
 // replacing the frozen tests, a forged report with exit status 0, links
 // that resolve out of the workspace) and those the grader caught before.
 func TestTamperSuite(t *testing.T) {
+	sandboxtest.Long(t)
 	s, g := setup(t)
 	adder, tsadd := s.Case("adder"), s.Case("tsadd")
 	forcePass := `import pytest
@@ -230,7 +232,7 @@ def pytest_runtest_makereport(item, call):
 			if tt.knownHole != "" && !*runKnownHoles {
 				t.Skipf("known hole: %s (run with -known-holes to see it)", tt.knownHole)
 			}
-			gr, err := g.Grade(context.Background(), s, tt.c, 1, tt.snap, grader.Labels{Run: "grader-test"})
+			gr, err := g.Grade(context.Background(), s, tt.c, 1, tt.snap, grader.Labels{Run: sandboxtest.RunLabel(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -400,7 +402,7 @@ func TestGradingIsDeterministic(t *testing.T) {
 	snap := answer(t, c, false)
 	var grades []*evalctl.Grade
 	for i := 0; i < 2; i++ {
-		gr, err := g.Grade(context.Background(), s, c, 1, snap, grader.Labels{Run: "grader-test"})
+		gr, err := g.Grade(context.Background(), s, c, 1, snap, grader.Labels{Run: sandboxtest.RunLabel(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ import (
 func TestImportErrorIsACollectionError(t *testing.T) {
 	s, g := setup(t)
 	c := s.Case("adder")
-	gr, err := g.Grade(context.Background(), s, c, 1, answer(t, c, false, file("adder.py", "def plus(a, b):\n    return a + b\n")), grader.Labels{Run: "test-collection-error"})
+	gr, err := g.Grade(context.Background(), s, c, 1, answer(t, c, false, file("adder.py", "def plus(a, b):\n    return a + b\n")), grader.Labels{Run: sandboxtest.RunLabel(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestSelectionInsideAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := s.Case("adder")
-	gr, err := g.Grade(context.Background(), s, c, 1, answer(t, c, false), grader.Labels{Run: "test-selection"})
+	gr, err := g.Grade(context.Background(), s, c, 1, answer(t, c, false), grader.Labels{Run: sandboxtest.RunLabel(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestSelectionInsideAFile(t *testing.T) {
 func TestShadowedAnswerModule(t *testing.T) {
 	s, g := setup(t)
 	c := s.Case("adder")
-	gr, err := g.Grade(context.Background(), s, c, 1, answer(t, c, true, file("random.py", "x = 1\n")), grader.Labels{Run: "test-shadowed"})
+	gr, err := g.Grade(context.Background(), s, c, 1, answer(t, c, true, file("random.py", "x = 1\n")), grader.Labels{Run: sandboxtest.RunLabel(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

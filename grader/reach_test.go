@@ -8,6 +8,7 @@ import (
 
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -86,7 +87,7 @@ func TestAnswerCannotReachTheTestsThroughCallbacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gr, err := g.Grade(context.Background(), s, c, 1, snap, grader.Labels{Run: "grader-test"})
+	gr, err := g.Grade(context.Background(), s, c, 1, snap, grader.Labels{Run: sandboxtest.RunLabel(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

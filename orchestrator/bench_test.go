@@ -62,7 +62,7 @@ concurrency: %d
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
 				res, err := orchestrator.Run(context.Background(), orchestrator.Options{
-					PlanFile: filepath.Join(dir, "plan.yaml"), OutDir: filepath.Join(dir, "runs"),
+					Plan: loadPlan(b, filepath.Join(dir, "plan.yaml")), OutDir: filepath.Join(dir, "runs"),
 					Engine: eng, Image: img, GradeConcurrency: conc,
 				})
 				if err != nil {

@@ -17,7 +17,7 @@ import (
 func TestBoxesStartTheNextAhead(t *testing.T) {
 	eng, img := sandboxtest.Engine(t)
 	ctx := context.Background()
-	run := "test-boxes-" + time.Now().Format("150405.000000")
+	run := sandboxtest.RunLabel(t)
 	labels := map[string]string{sandbox.LabelRun: run}
 	b := newBoxes(ctx, eng, sandbox.Spec{Image: img.Ref, Role: sandbox.RoleAgent, Run: run}, 2)
 	defer b.close()

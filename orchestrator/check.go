@@ -5,16 +5,14 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/evalctl/evalctl/tasks"
 )
 
-// Check does what registration does before it writes anything (read and
-// resolve the plan, check every endpoint) and prints the realised attempt
+// Check does what registration does before it writes anything (check
+// every endpoint of the resolved plan) and prints the realised attempt
 // order and count, without running or registering anything.
-func Check(ctx context.Context, planFile string, w io.Writer) (*Plan, error) {
-	plan, suite, err := LoadPlan(planFile)
-	if err != nil {
-		return nil, err
-	}
+func Check(ctx context.Context, plan *Plan, suite *tasks.Suite, w io.Writer) (*Plan, error) {
 	if _, err := Preflight(ctx, plan, w); err != nil {
 		return nil, err
 	}

@@ -43,6 +43,7 @@ func corpusSuite(t *testing.T) string {
 // arm input and output tokens, checks passed of run, and the server's
 // prefill + decode seconds.
 func TestLongContextStrategies(t *testing.T) {
+	sandboxtest.Long(t)
 	eng, img := sandboxtest.Engine(t)
 	suiteDir := corpusSuite(t)
 	s, err := tasks.LoadSuite(suiteDir)
@@ -62,11 +63,11 @@ func TestLongContextStrategies(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	ep := `endpoint: {base_url: "` + srv.URL() + `", model: reference}, max_tokens: 8192`
 	res, err := orchestrator.Run(context.Background(), orchestrator.Options{
-		PlanFile: adderPlan(t, suiteDir, []string{
+		Plan: loadPlan(t, adderPlan(t, suiteDir, []string{
 			`{name: full, ` + ep + `, context: {strategy: full}}`,
 			`{name: cropped, ` + ep + `, context: {strategy: cropped, tokens: 3000}}`,
 			`{name: retrieved, ` + ep + `, context: {strategy: retrieved, tokens: 1000}}`,
-		}, ""),
+		}, "")),
 		OutDir: t.TempDir(), Engine: eng, Image: img,
 	})
 	if err != nil {

@@ -19,12 +19,13 @@ import (
 // server's port pool; a run whose sampling differs does not, and the
 // refusal names the field and both values, run by run.
 func TestPoolingIdentity(t *testing.T) {
+	sandboxtest.Long(t)
 	eng, img := sandboxtest.Engine(t)
 	srvA, srvB := startServer(t), startServer(t)
 	run := func(url, extra string) string {
 		t.Helper()
 		f := adderPlan(t, "", []string{`{name: good, endpoint: {base_url: "` + url + `", model: reference}` + extra + `}`}, "")
-		res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
+		res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img})
 		if err != nil {
 			t.Fatal(err)
 		}

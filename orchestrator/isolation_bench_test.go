@@ -101,7 +101,7 @@ arms:
 	for i := 0; i < b.N; i++ {
 		for k, f := range []string{isolated, perEndpoint} {
 			start := time.Now()
-			if _, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: b.TempDir(), Engine: eng, Image: img}); err != nil {
+			if _, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(b, f), OutDir: b.TempDir(), Engine: eng, Image: img}); err != nil {
 				b.Fatal(err)
 			}
 			wall[k] += time.Since(start).Seconds()

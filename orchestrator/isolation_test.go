@@ -78,6 +78,7 @@ func named(a *evalctl.Attempt, id string) bool {
 // concurrency 2 overlap, each names the others, and the report warns next
 // to the speed figures.
 func TestIsolationByDevice(t *testing.T) {
+	sandboxtest.Long(t)
 	eng, img := sandboxtest.Engine(t)
 	srvA, srvB := startServer(t), startServer(t)
 	for _, tt := range []struct {
@@ -91,7 +92,7 @@ func TestIsolationByDevice(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := twoEndpointPlan(t, srvA.URL(), srvB.URL(), tt.devA, tt.devB, tt.extra)
-			res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
+			res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +182,7 @@ func TestPreflightFailuresRegisterNothing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := adderPlan(t, "", []string{`{name: x, endpoint: {base_url: "` + tt.url + `", model: "` + tt.model + `"}}`}, "")
 			out := t.TempDir()
-			_, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: out, Engine: eng, Image: img})
+			_, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: out, Engine: eng, Image: img})
 			var pe *orchestrator.PreflightError
 			if !errors.Is(err, orchestrator.ErrPreflight) || !errors.As(err, &pe) || pe.Arm != "x" {
 				t.Fatalf("got %v, want a preflight failure of arm x", err)
@@ -195,7 +196,11 @@ func TestPreflightFailuresRegisterNothing(t *testing.T) {
 				t.Errorf("the failed preflight left %d entries in %s", len(entries), out)
 			}
 			var check strings.Builder
-			if _, err := orchestrator.Check(context.Background(), f, &check); !errors.Is(err, orchestrator.ErrPreflight) {
+			p, s, err := orchestrator.LoadPlan(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := orchestrator.Check(context.Background(), p, s, &check); !errors.Is(err, orchestrator.ErrPreflight) {
 				t.Errorf("check: got %v, want the same preflight failure", err)
 			}
 		})
@@ -203,8 +208,11 @@ func TestPreflightFailuresRegisterNothing(t *testing.T) {
 	// A good plan: --check prints the realised order and count and
 	// registers nothing.
 	var check strings.Builder
-	f := plan(t, good.URL(), "")
-	if _, err := orchestrator.Check(context.Background(), f, &check); err != nil {
+	p, s, err := orchestrator.LoadPlan(plan(t, good.URL(), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := orchestrator.Check(context.Background(), p, s, &check); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"8 attempts = 2 arms x 2 cases x 2 repeats", "slot  arm", "preflight: arm good", "preflight: arm idle"} {
@@ -222,6 +230,7 @@ func TestPreflightFailuresRegisterNothing(t *testing.T) {
 // there (the rest stay planned), says why and how to continue; once the
 // endpoint is back, resume with --replace-infra finishes every slot.
 func TestCircuitBreakerStopsAndResumeFinishes(t *testing.T) {
+	sandboxtest.Long(t)
 	eng, img := sandboxtest.Engine(t)
 	s, err := tasks.LoadSuite(fixtureSuite)
 	if err != nil {
@@ -250,7 +259,7 @@ func TestCircuitBreakerStopsAndResumeFinishes(t *testing.T) {
 		})
 		srv.Close()
 	}()
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: out, Engine: eng, Image: img})
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: out, Engine: eng, Image: img})
 	<-stop
 	if !errors.Is(err, orchestrator.ErrEndpointFailing) || !orchestrator.Resumable(err) ||
 		!strings.Contains(err.Error(), "3 attempts in a row") || !strings.Contains(err.Error(), "--resume "+res.Dir+" --replace-infra") {
@@ -298,7 +307,7 @@ func TestCircuitBreakerStopsAndResumeFinishes(t *testing.T) {
 	if !strings.Contains(log.String(), "nothing left to do") {
 		t.Errorf("a resume with nothing to do did not say so:\n%s", log.String())
 	}
-	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: filepath.Base(res.Dir)}); len(left) != 0 {
+	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: res.RunID}); len(left) != 0 {
 		t.Errorf("containers left: %v", left)
 	}
 }
@@ -319,7 +328,7 @@ func deadURL(t *testing.T) string {
 // waitUntil polls cond until it holds or a deadline passes (then it
 // reports what it waited for and returns false). Safe from any goroutine.
 func waitUntil(t *testing.T, what string, cond func() bool) bool {
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := waitDeadline(t)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Errorf("timed out waiting for %s", what)

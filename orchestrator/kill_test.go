@@ -61,6 +61,28 @@ func count(kinds []string, k string) int {
 	return n
 }
 
+// toolRan reports whether the agent of some attempt of the run has run a
+// tool: the attempt is under way, with a container to clean up.
+func toolRan(dir string) bool {
+	ts, _ := filepath.Glob(filepath.Join(dir, "attempts", "*", runstore.TranscriptFile))
+	for _, f := range ts {
+		if data, err := os.ReadFile(f); err == nil && strings.Contains(string(data), `"kind":"tool"`) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitDeadline is when a test's wait for a condition gives up: shortly
+// before the test binary's own deadline (go test -timeout), so a slow
+// machine waits as long as the run allows instead of a fixed time.
+func waitDeadline(t *testing.T) time.Time {
+	if d, ok := t.Deadline(); ok {
+		return d.Add(-30 * time.Second)
+	}
+	return time.Now().Add(10 * time.Minute)
+}
+
 // grading returns the attempts that have their snapshot but no grade yet.
 func grading(dir string) map[string]bool {
 	out := map[string]bool{}
@@ -78,6 +100,7 @@ func grading(dir string) map[string]bool {
 // resumes until the run is done: exactly the planned attempts complete,
 // none repeated, all graded, nothing lost.
 func TestKillNineAndResume(t *testing.T) {
+	sandboxtest.Long(t)
 	eng, _ := sandboxtest.Engine(t)
 	bin := buildEvalctl(t)
 	s, err := tasks.LoadSuite(fixtureSuite)
@@ -102,7 +125,7 @@ func TestKillNineAndResume(t *testing.T) {
 		return cmd
 	}
 	waitFor := func(what string, cond func() bool, cmd *exec.Cmd) {
-		deadline := time.Now().Add(3 * time.Minute)
+		deadline := waitDeadline(t)
 		for !cond() {
 			if time.Now().After(deadline) {
 				cmd.Process.Kill()
@@ -112,6 +135,7 @@ func TestKillNineAndResume(t *testing.T) {
 		}
 	}
 	var dir string
+	removeRunContainers(t, eng, func() string { return dir })
 	runDir := func() bool {
 		m, _ := filepath.Glob(filepath.Join(out, "*", runstore.RunFile))
 		if len(m) == 1 {
@@ -125,8 +149,7 @@ func TestKillNineAndResume(t *testing.T) {
 	}
 	// 1: mid-attempt (the agent is working).
 	cmd := start("run", "--plan", plan(t, srv.URL(), ""), "--out", out)
-	waitFor("the first attempt to start", func() bool { return runDir() && count(events(dir), "start") >= 1 }, cmd)
-	time.Sleep(time.Second)
+	waitFor("the agent to run a tool in the first attempt", func() bool { return runDir() && count(events(dir), "start") >= 1 && toolRan(dir) }, cmd)
 	kill(cmd)
 	// 2: right after an attempt was recorded as completed.
 	cmd = start("run", "--resume", dir)
@@ -192,7 +215,7 @@ func TestKillNineAndResume(t *testing.T) {
 	if n := count(events(dir), "interrupted"); n < 2 {
 		t.Errorf("%d interrupted attempts recorded, want at least 2 (mid-attempt and mid-grading kills)", n)
 	}
-	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: filepath.Base(dir)}); len(left) != 0 {
+	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: runLabel(t, dir)}); len(left) != 0 {
 		t.Errorf("containers left after the final resume: %v", left)
 	}
 }
@@ -222,7 +245,7 @@ arms:
 `
 	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(plan), 0o644)
 	res, err := orchestrator.Run(context.Background(), orchestrator.Options{
-		PlanFile: filepath.Join(dir, "plan.yaml"), OutDir: filepath.Join(dir, "runs"), Engine: eng, Image: img, Evalctl: bin,
+		Plan: loadPlan(t, filepath.Join(dir, "plan.yaml")), OutDir: filepath.Join(dir, "runs"), Engine: eng, Image: img, Evalctl: bin,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -315,10 +338,11 @@ func TestCtrlCRecordsInterruptedAndRemovesContainers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var dir string
-	deadline := time.Now().Add(3 * time.Minute)
+	removeRunContainers(t, eng, func() string { return dir })
+	deadline := waitDeadline(t)
 	for {
 		m, _ := filepath.Glob(filepath.Join(out, "*", runstore.EventsFile))
-		if len(m) == 1 && count(events(filepath.Dir(m[0])), "start") >= 1 {
+		if len(m) == 1 && count(events(filepath.Dir(m[0])), "start") >= 1 && toolRan(filepath.Dir(m[0])) {
 			dir = filepath.Dir(m[0])
 			break
 		}
@@ -328,7 +352,6 @@ func TestCtrlCRecordsInterruptedAndRemovesContainers(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(500 * time.Millisecond)
 	cmd.Process.Signal(os.Interrupt)
 	err = cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(stderr.String(), "--resume") {
@@ -340,7 +363,7 @@ func TestCtrlCRecordsInterruptedAndRemovesContainers(t *testing.T) {
 	if n[evalctl.Interrupted] != 1 || n[evalctl.Running] != 0 {
 		t.Errorf("states %v, want exactly one interrupted and none running", n)
 	}
-	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: filepath.Base(dir)}); len(left) != 0 {
+	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: runLabel(t, dir)}); len(left) != 0 {
 		t.Errorf("containers left after Ctrl-C: %v", left)
 	}
 }

@@ -52,7 +52,7 @@ func BenchmarkEndpointIdle(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		for k, hold := range []bool{false, true} {
 			start := time.Now()
-			res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: b.TempDir(), Engine: eng, Image: img, GradeConcurrency: 1, HoldEndpointWhileGrading: hold})
+			res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(b, f), OutDir: b.TempDir(), Engine: eng, Image: img, GradeConcurrency: 1, HoldEndpointWhileGrading: hold})
 			if err != nil {
 				b.Fatal(err)
 			}

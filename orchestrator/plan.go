@@ -177,17 +177,22 @@ type Reasoning struct {
 	Thinking *bool `json:"thinking,omitempty" yaml:"thinking"`
 }
 
-// Budgets per attempt, and the per-command timeout.
+// Budgets per attempt, and the per-command timeout. An unset budget takes
+// the plan's defaults (then DefaultBudgets); an explicit 0 means no limit
+// where the agent can run without one.
 type Budgets struct {
-	// WallSeconds bounds an attempt's wall time (default 1800).
-	WallSeconds float64 `json:"wall_seconds" yaml:"wall_seconds" range:"1,"`
+	// WallSeconds bounds an attempt's wall time (default 1800; 0: no
+	// limit).
+	WallSeconds *float64 `json:"wall_seconds" yaml:"wall_seconds" range:"0,"`
 	// GeneratedTokens bounds the tokens an attempt generates, as the server
-	// counts them (default 65536).
-	GeneratedTokens int64 `json:"generated_tokens" yaml:"generated_tokens" range:"1,"`
-	// ToolCalls bounds an attempt's tool calls (default 120).
-	ToolCalls int `json:"tool_calls" yaml:"tool_calls" range:"1,"`
-	// CommandTimeoutSeconds bounds one command the agent runs (default 120).
-	CommandTimeoutSeconds float64 `json:"command_timeout_seconds" yaml:"command_timeout_seconds" range:"1,"`
+	// counts them (default 65536; 0: no limit).
+	GeneratedTokens *int64 `json:"generated_tokens" yaml:"generated_tokens" range:"0,"`
+	// ToolCalls bounds an attempt's tool calls (default 120; 0: no limit).
+	ToolCalls *int `json:"tool_calls" yaml:"tool_calls" range:"0,"`
+	// CommandTimeoutSeconds is the timeout of one command the agent runs
+	// when the model names none (default 120; at least 1: a command always
+	// has a timeout). The bash tool tells the model this value.
+	CommandTimeoutSeconds *float64 `json:"command_timeout_seconds" yaml:"command_timeout_seconds"`
 }
 
 // Order says how attempts are ordered.
@@ -275,8 +280,12 @@ type armDefault struct {
 	Budgets Budgets `yaml:"budgets"`
 }
 
-// DefaultBudgets are DESIGN.md's per-attempt budgets.
-var DefaultBudgets = Budgets{WallSeconds: 1800, GeneratedTokens: 65536, ToolCalls: 120, CommandTimeoutSeconds: 120}
+// DefaultBudgets are DESIGN.md's per-attempt budgets, which an arm's unset
+// budgets take.
+func DefaultBudgets() Budgets {
+	wall, tokens, calls, cmd := 1800.0, int64(65536), 120, 120.0
+	return Budgets{WallSeconds: &wall, GeneratedTokens: &tokens, ToolCalls: &calls, CommandTimeoutSeconds: &cmd}
+}
 
 // PlanError is a bad plan input, naming the file, the line and the field
 // path (arms[1].sampling.temperature).
@@ -368,25 +377,6 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 	default:
 		return nil, nil, bad("cases", "line %d: must be \"all\" or a list of case names", py.Cases.Line)
 	}
-	if len(p.Cases) == 0 {
-		return nil, nil, bad("cases", "lists no case")
-	}
-	if len(py.Repeats) == 0 {
-		return nil, nil, bad("repeats", "lists no repeat label")
-	}
-	labels, seeds := map[string]bool{}, map[int64]string{}
-	for i, r := range py.Repeats {
-		if r.Label == "" {
-			return nil, nil, bad(fmt.Sprintf("repeats[%d].label", i), "is required")
-		}
-		if labels[r.Label] {
-			return nil, nil, bad(fmt.Sprintf("repeats[%d].label", i), "duplicate label %q", r.Label)
-		}
-		if other, ok := seeds[r.Seed]; ok {
-			return nil, nil, bad(fmt.Sprintf("repeats[%d].seed", i), "labels %q and %q share seed %d: paired repeats need distinct seeds", other, r.Label, r.Seed)
-		}
-		labels[r.Label], seeds[r.Seed] = true, r.Label
-	}
 	p.Repeats = py.Repeats
 	if len(py.Arms) == 0 {
 		return nil, nil, bad("arms", "lists no arm")
@@ -396,7 +386,11 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 		return nil, nil, err
 	}
 	p.Sweeps = sweeps
-	names := map[string]bool{}
+	if py.Defaults != nil {
+		if c := py.Defaults.Budgets.CommandTimeoutSeconds; c != nil && *c < 1 {
+			return nil, nil, bad("defaults.budgets.command_timeout_seconds", "%v: a command the agent runs always has a timeout, so 0 cannot mean no limit; give at least 1 second (default 120)", *c)
+		}
+	}
 	for i, ref := range armRefs {
 		field := armFields[i]
 		arm := ref.Arm
@@ -438,27 +432,115 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 		if py.Defaults != nil {
 			arm.Budgets = fillBudgets(arm.Budgets, py.Defaults.Budgets)
 		}
-		arm.Budgets = fillBudgets(arm.Budgets, DefaultBudgets)
-		if err := validateArm(arm); err != nil {
-			return nil, nil, bad(field+"."+err.field, "%s", err.msg)
+		p.Arms = append(p.Arms, arm)
+	}
+	if err := resolve(p, suite, armFields, bad); err != nil {
+		return nil, nil, err
+	}
+	return p, suite, nil
+}
+
+// NewPlan resolves a plan built as a Go value against its suite, as
+// LoadPlan resolves a plan file: the suite's directory and fingerprint are
+// recorded, no cases means all of them, unset budgets, order policy and
+// concurrency take their defaults, every field is checked, and the order
+// of attempts is realised. Paths in arms (Profile) must be absolute;
+// server profiles are not loaded (a plan with profiles comes from a file).
+// Errors are *PlanError naming the field.
+func NewPlan(p Plan, suite *tasks.Suite) (*Plan, error) {
+	bad := func(field, format string, a ...any) error {
+		return &PlanError{File: "plan " + p.Name, Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+	if suite == nil {
+		return nil, bad("suite", "is required")
+	}
+	if p.Name == "" {
+		return nil, bad("name", "is required")
+	}
+	if p.SuiteFingerprint != "" && p.SuiteFingerprint != suite.Fingerprint {
+		return nil, bad("suite_fingerprint", "the suite's fingerprint is %s, the plan expects %s: the suite changed", suite.Fingerprint, p.SuiteFingerprint)
+	}
+	p.SuiteDir, p.SuiteFingerprint = suite.Dir, suite.Fingerprint
+	p.Arms = append([]Arm(nil), p.Arms...)
+	p.Repeats = append([]Repeat(nil), p.Repeats...)
+	if len(p.Cases) == 0 {
+		for _, c := range suite.Cases {
+			p.Cases = append(p.Cases, c.Name)
+		}
+	} else {
+		p.Cases = append([]string(nil), p.Cases...)
+		seen := map[string]bool{}
+		for i, n := range p.Cases {
+			if suite.Case(n) == nil {
+				return nil, bad(fmt.Sprintf("cases[%d]", i), "suite %s has no case %q", suite.ID(), n)
+			}
+			if seen[n] {
+				return nil, bad(fmt.Sprintf("cases[%d]", i), "duplicate case %q", n)
+			}
+			seen[n] = true
+		}
+	}
+	if len(p.Arms) == 0 {
+		return nil, bad("arms", "lists no arm")
+	}
+	fields := make([]string, len(p.Arms))
+	for i := range p.Arms {
+		fields[i] = fmt.Sprintf("arms[%d]", i)
+	}
+	if err := resolve(&p, suite, fields, bad); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// resolve checks what a plan file and a plan value share and completes
+// the plan: repeats, arms (defaults filled, each checked), order,
+// concurrency, guards, and the realised slots. armFields name each arm's
+// field path in the user's words.
+func resolve(p *Plan, suite *tasks.Suite, armFields []string, bad func(field, format string, a ...any) error) error {
+	if len(p.Cases) == 0 {
+		return bad("cases", "lists no case")
+	}
+	if len(p.Repeats) == 0 {
+		return bad("repeats", "lists no repeat label")
+	}
+	labels, seeds := map[string]bool{}, map[int64]string{}
+	for i, r := range p.Repeats {
+		if r.Label == "" {
+			return bad(fmt.Sprintf("repeats[%d].label", i), "is required")
+		}
+		if labels[r.Label] {
+			return bad(fmt.Sprintf("repeats[%d].label", i), "duplicate label %q", r.Label)
+		}
+		if other, ok := seeds[r.Seed]; ok {
+			return bad(fmt.Sprintf("repeats[%d].seed", i), "labels %q and %q share seed %d: paired repeats need distinct seeds", other, r.Label, r.Seed)
+		}
+		labels[r.Label], seeds[r.Seed] = true, r.Label
+	}
+	names := map[string]bool{}
+	for i := range p.Arms {
+		arm := &p.Arms[i]
+		field := armFields[i]
+		arm.Budgets = fillBudgets(arm.Budgets, DefaultBudgets())
+		if err := validateArm(*arm); err != nil {
+			return bad(field+"."+err.field, "%s", err.msg)
 		}
 		if names[arm.Name] {
-			return nil, nil, bad(field+".name", "duplicate arm %q", arm.Name)
+			return bad(field+".name", "duplicate arm %q", arm.Name)
 		}
 		names[arm.Name] = true
-		p.Arms = append(p.Arms, arm)
 	}
 	if p.Order.Policy == "" {
 		p.Order.Policy = "interleaved"
 	}
 	if p.Order.Policy != "interleaved" && p.Order.Policy != "sequential" {
-		return nil, nil, bad("order.policy", "%q is not interleaved or sequential", p.Order.Policy)
+		return bad("order.policy", "%q is not interleaved or sequential", p.Order.Policy)
 	}
 	if p.Concurrency == 0 {
 		p.Concurrency = 1
 	}
 	if p.Concurrency < 0 {
-		return nil, nil, bad("concurrency", "must be at least 1")
+		return bad("concurrency", "must be at least 1")
 	}
 	devices := map[string]bool{}
 	for _, a := range p.Arms {
@@ -468,41 +550,43 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 	}
 	for i, a := range p.Arms {
 		if a.Profile != "" && p.Concurrency > 1 {
-			return nil, nil, bad(fmt.Sprintf("arms[%d].profile", i), "arms that start their own server run one attempt at a time; set concurrency: 1")
+			return bad(fmt.Sprintf("arms[%d].profile", i), "arms that start their own server run one attempt at a time; set concurrency: 1")
 		}
 		if a.Profile != "" && len(devices) > 1 {
 			// evalctl keeps one model server at a time: arms on several
 			// devices would stop each other's servers.
-			return nil, nil, bad(fmt.Sprintf("arms[%d].profile", i), "arms that start their own server cannot run side by side with other arms: give every arm the same device (or none)")
+			return bad(fmt.Sprintf("arms[%d].profile", i), "arms that start their own server cannot run side by side with other arms: give every arm the same device (or none)")
 		}
 	}
 	if p.RestSeconds < 0 {
-		return nil, nil, bad("rest_seconds", "must not be negative")
+		return bad("rest_seconds", "must not be negative")
 	}
 	if p.Guards.MaxConsecutiveInfraFailures < 0 {
-		return nil, nil, bad("guards.max_consecutive_infra_failures", "must not be negative")
+		return bad("guards.max_consecutive_infra_failures", "must not be negative")
 	}
 	if p.Guards.MaxTemperatureC < 0 {
-		return nil, nil, bad("guards.max_temperature_c", "must not be negative")
+		return bad("guards.max_temperature_c", "must not be negative")
 	}
 	p.Slots = realise(p)
-	return p, suite, nil
+	return nil
 }
 
+// fillBudgets gives b's unset budgets d's values (copies: plans share no
+// pointers).
 func fillBudgets(b, d Budgets) Budgets {
-	if b.WallSeconds == 0 {
-		b.WallSeconds = d.WallSeconds
-	}
-	if b.GeneratedTokens == 0 {
-		b.GeneratedTokens = d.GeneratedTokens
-	}
-	if b.ToolCalls == 0 {
-		b.ToolCalls = d.ToolCalls
-	}
-	if b.CommandTimeoutSeconds == 0 {
-		b.CommandTimeoutSeconds = d.CommandTimeoutSeconds
-	}
+	b.WallSeconds = fill(b.WallSeconds, d.WallSeconds)
+	b.GeneratedTokens = fill(b.GeneratedTokens, d.GeneratedTokens)
+	b.ToolCalls = fill(b.ToolCalls, d.ToolCalls)
+	b.CommandTimeoutSeconds = fill(b.CommandTimeoutSeconds, d.CommandTimeoutSeconds)
 	return b
+}
+
+func fill[T any](v, d *T) *T {
+	if v != nil || d == nil {
+		return v
+	}
+	c := *d
+	return &c
 }
 
 type armErr struct{ field, msg string }
@@ -519,8 +603,14 @@ func validateArm(a Arm) *armErr {
 		return &armErr{"endpoint.model", "is required"}
 	case a.MaxTokens < 0:
 		return &armErr{"max_tokens", "must not be negative"}
-	case a.Budgets.WallSeconds < 0 || a.Budgets.GeneratedTokens < 0 || a.Budgets.ToolCalls < 0:
-		return &armErr{"budgets", "must not be negative"}
+	case *a.Budgets.WallSeconds < 0:
+		return &armErr{"budgets.wall_seconds", "must not be negative (0: no limit)"}
+	case *a.Budgets.GeneratedTokens < 0:
+		return &armErr{"budgets.generated_tokens", "must not be negative (0: no limit)"}
+	case *a.Budgets.ToolCalls < 0:
+		return &armErr{"budgets.tool_calls", "must not be negative (0: no limit)"}
+	case *a.Budgets.CommandTimeoutSeconds < 1:
+		return &armErr{"budgets.command_timeout_seconds", fmt.Sprintf("%v: a command the agent runs always has a timeout, so 0 cannot mean no limit; give at least 1 second (default 120)", *a.Budgets.CommandTimeoutSeconds)}
 	}
 	if a.Context != nil {
 		if err := a.Context.Validate(); err != nil {

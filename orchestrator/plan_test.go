@@ -51,7 +51,7 @@ func TestLoadPlanResolvesAndOrders(t *testing.T) {
 		t.Fatalf("suite %s, %d slots", s.Name, len(p.Slots))
 	}
 	b := p.Arm("b")
-	if b == nil || b.Budgets.WallSeconds != 60 || b.Budgets.ToolCalls != 120 || *b.Sampling.TopK != 20 {
+	if b == nil || *b.Budgets.WallSeconds != 60 || *b.Budgets.ToolCalls != 120 || *b.Sampling.TopK != 20 {
 		t.Errorf("arm b from file not resolved with defaults: %+v", b)
 	}
 	// Interleaved: every (case, repeat) block holds both arms back to back.
@@ -188,8 +188,8 @@ func TestPlanErrorMessages(t *testing.T) {
 			`:8: arms[0].sampling.temperature: 6 is out of range: from 0 to 2`},
 		{"top_p out of range", head + "  - name: b\n    endpoint: {base_url: \"http://127.0.0.1:1\", model: noop}\n    sampling: {top_p: 1.5}\n", armB,
 			`:10: arms[1].sampling.top_p: 1.5 is out of range: from 0 to 1`},
-		{"budget out of range", head + "    budgets: {tool_calls: 0}\n", armB,
-			`:8: arms[0].budgets.tool_calls: 0 is out of range: at least 1`},
+		{"budget out of range", head + "    budgets: {tool_calls: -1}\n", armB,
+			`:8: arms[0].budgets.tool_calls: -1 is out of range: at least 0`},
 		{"mis-indented arm", head + "  - name: b\n   endpoint: {base_url: \"http://127.0.0.1:1\", model: noop}\n", armB,
 			`:9: this line is indented by 3 spaces, which matches no enclosing block (open blocks start at column(s) 0, 2 counting from 0); line it up with the field or list item it belongs to`},
 		{"mis-indented field", head + "    sampling:\n      temperature: 0.6\n     top_p: 0.9\n", armB,
@@ -221,5 +221,40 @@ func TestPlanErrorMessages(t *testing.T) {
 				t.Errorf("error names Go or YAML internals: %s", err)
 			}
 		})
+	}
+}
+
+// TestBudgetZero: an explicit 0 budget means no limit, as the agent reads
+// it, also over a plan default; unset budgets take the plan's defaults,
+// then DefaultBudgets; a command timeout of 0 cannot mean no limit and is
+// refused at its line.
+func TestBudgetZero(t *testing.T) {
+	withDefaults := goodPlan + "defaults: {budgets: {tool_calls: 7, wall_seconds: 90}}\n"
+	zeroArm := strings.Replace(armB, "budgets: {wall_seconds: 60}", "budgets: {wall_seconds: 0, generated_tokens: 0, tool_calls: 0}", 1)
+	p, _, err := LoadPlan(writePlan(t, withDefaults, zeroArm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, a := p.Arm("b").Budgets, p.Arm("a").Budgets
+	if *b.WallSeconds != 0 || *b.GeneratedTokens != 0 || *b.ToolCalls != 0 || *b.CommandTimeoutSeconds != 120 {
+		t.Errorf("arm b budgets %v %v %v %v, want 0 0 0 (no limit) and the default 120 s", *b.WallSeconds, *b.GeneratedTokens, *b.ToolCalls, *b.CommandTimeoutSeconds)
+	}
+	if *a.WallSeconds != 90 || *a.ToolCalls != 7 || *a.GeneratedTokens != 65536 {
+		t.Errorf("arm a budgets %v %v %v, want the plan's 90 and 7, then the default 65536", *a.WallSeconds, *a.ToolCalls, *a.GeneratedTokens)
+	}
+	for _, tt := range []struct{ arm, want string }{
+		{armB + "budgets: {command_timeout_seconds: 0}\n", "arm-b.yaml"},
+		{strings.Replace(armB, "wall_seconds: 60", "command_timeout_seconds: 0", 1), "command_timeout_seconds: 0: a command the agent runs always has a timeout"},
+		{strings.Replace(armB, "wall_seconds: 60", "tool_calls: -1", 1), "tool_calls"},
+	} {
+		_, _, err := LoadPlan(writePlan(t, goodPlan, tt.arm))
+		var pe *PlanError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("got %v, want a plan error containing %q", err, tt.want)
+		}
+	}
+	_, _, err = LoadPlan(writePlan(t, goodPlan+"defaults: {budgets: {command_timeout_seconds: 0}}\n", armB))
+	if err == nil || !strings.Contains(err.Error(), "plan.yaml:") || !strings.Contains(err.Error(), "defaults.budgets.command_timeout_seconds: 0") {
+		t.Errorf("a zero default command timeout: got %v, want a plan error at its line", err)
 	}
 }

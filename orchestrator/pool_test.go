@@ -64,7 +64,7 @@ func poolPlanFile(t *testing.T, urls ...string) string {
 func TestEndpointPool(t *testing.T) {
 	eng, img := sandboxtest.Engine(t)
 	r0, r1 := startScripted(t, scripted.Config{}), startScripted(t, scripted.Config{})
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: poolPlanFile(t, r0.URL(), r1.URL()), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2})
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, poolPlanFile(t, r0.URL(), r1.URL())), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestPoolOfDifferingReplicasRefused(t *testing.T) {
 	r1 := startScripted(t, scripted.Config{BuildInfo: "b7001-bbbb"})
 	out := t.TempDir()
 	eng, img := sandboxtest.Engine(t)
-	_, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: poolPlanFile(t, r0.URL(), r1.URL()), OutDir: out, Engine: eng, Image: img})
+	_, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, poolPlanFile(t, r0.URL(), r1.URL())), OutDir: out, Engine: eng, Image: img})
 	var pe *orchestrator.PreflightError
 	if !errors.Is(err, orchestrator.ErrPreflight) || !errors.As(err, &pe) {
 		t.Fatalf("got %v, want a preflight error", err)

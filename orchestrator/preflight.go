@@ -114,11 +114,15 @@ func CheckEndpoint(ctx context.Context, arm *Arm, baseURL string) (*evalctl.Endp
 	}
 	params := arm.Params(0)
 	params.MaxTokens = 1
+	var cmdTimeout time.Duration
+	if b := arm.Budgets.CommandTimeoutSeconds; b != nil {
+		cmdTimeout = seconds(*b)
+	}
 	stream := arm.Stream == nil || *arm.Stream
 	_, err = client.Chat(ctx, model.Request{
 		Model:    arm.Endpoint.Model,
 		Messages: []model.Message{{Role: "user", Content: "Reply with OK."}},
-		Tools:    agent.Tools, ToolChoice: "auto", Params: params, Stream: stream,
+		Tools:    agent.Tools(cmdTimeout), ToolChoice: "auto", Params: params, Stream: stream,
 	})
 	if err != nil {
 		return nil, fail("refused a one-token chat request with the arm's tools and sampling", err)

@@ -41,7 +41,7 @@ arms:
 `
 	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(plan), 0o644)
 	res, err := orchestrator.Run(context.Background(), orchestrator.Options{
-		PlanFile: filepath.Join(dir, "plan.yaml"), OutDir: filepath.Join(dir, "runs"), Engine: eng, Image: img, Evalctl: bin,
+		Plan: loadPlan(t, filepath.Join(dir, "plan.yaml")), OutDir: filepath.Join(dir, "runs"), Engine: eng, Image: img, Evalctl: bin,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -207,7 +207,7 @@ func Rerun(ctx context.Context, opts Options, attemptDir string, sets []string, 
 	if err != nil {
 		return nil, err
 	}
-	opts.plan, opts.suite = p, suite
-	opts.PlanFile, opts.ResumeDir = "", ""
+	opts.Plan, opts.Suite = p, suite
+	opts.ResumeDir = ""
 	return Run(ctx, opts)
 }

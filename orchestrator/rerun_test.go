@@ -27,8 +27,8 @@ func TestRerunChangesOneSetting(t *testing.T) {
 	ctx := context.Background()
 	out := t.TempDir()
 	res, err := orchestrator.Run(ctx, orchestrator.Options{
-		PlanFile: adderPlan(t, "", []string{`{name: cap, endpoint: {base_url: "` + srv.URL() + `", model: reference}, max_tokens: 24, sampling: {temperature: 0.6}}`}, ""),
-		OutDir:   out, Engine: eng, Image: img,
+		Plan:   loadPlan(t, adderPlan(t, "", []string{`{name: cap, endpoint: {base_url: "` + srv.URL() + `", model: reference}, max_tokens: 24, sampling: {temperature: 0.6}}`}, "")),
+		OutDir: out, Engine: eng, Image: img,
 	})
 	if err != nil {
 		t.Fatal(err)

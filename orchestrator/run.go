@@ -45,9 +45,13 @@ type TemperatureSource interface {
 
 // Options configure Run.
 type Options struct {
-	// PlanFile registers a new run from a plan file, under OutDir.
-	PlanFile string
-	OutDir   string
+	// Plan registers a new run of this resolved plan (LoadPlan reads one
+	// from a file, NewPlan resolves one built in Go), under OutDir.
+	Plan   *Plan
+	OutDir string
+	// Suite is the suite Plan was resolved against; nil loads it from
+	// Plan.SuiteDir and checks its fingerprint.
+	Suite *tasks.Suite
 	// ResumeDir resumes an existing run instead.
 	ResumeDir string
 	// ReplaceInfra re-runs infra-failed slots as registered replacements.
@@ -71,10 +75,6 @@ type Options struct {
 	// NoPreflight skips the endpoint checks before registration. Only tests
 	// use it, to reach failures the preflight would otherwise stop first.
 	NoPreflight bool
-	// plan and suite, when set, are registered instead of PlanFile's
-	// (a diagnostic rerun builds its plan; see Rerun).
-	plan  *Plan
-	suite *tasks.Suite
 	// HoldEndpointWhileGrading keeps an attempt's device slot until its
 	// grading ends, as runners did before grading left the critical path.
 	// Only the benchmark uses it, as the baseline it is compared with.
@@ -168,11 +168,17 @@ func ensureImage(ctx context.Context, opts Options) (*sandbox.BuiltImage, error)
 }
 
 func register(ctx context.Context, opts Options) (*runner, error) {
-	plan, suite := opts.plan, opts.suite
-	var err error
+	plan, suite := opts.Plan, opts.Suite
 	if plan == nil {
-		if plan, suite, err = LoadPlan(opts.PlanFile); err != nil {
+		return nil, errors.New("run: no plan")
+	}
+	var err error
+	if suite == nil {
+		if suite, err = tasks.LoadSuite(plan.SuiteDir); err != nil {
 			return nil, err
+		}
+		if suite.Fingerprint != plan.SuiteFingerprint {
+			return nil, fmt.Errorf("run %s: %w: suite %s now has fingerprint %s, the plan was resolved against %s", plan.Name, ErrChanged, suite.Dir, suite.Fingerprint, plan.SuiteFingerprint)
 		}
 	}
 	// Every endpoint is checked before anything is written: a failure
@@ -656,8 +662,8 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 	stream := arm.Stream == nil || *arm.Stream
 	loop, err := agent.New(agent.Config{
 		Model: client, ModelName: arm.Endpoint.Model, Params: arm.Params(a.Seed), NoStream: !stream,
-		Sandbox: box, Transcript: io.MultiWriter(tf, r.prog.transcriptTap(a)), CommandTimeout: seconds(arm.Budgets.CommandTimeoutSeconds),
-		Budgets: agent.Budgets{WallTime: seconds(arm.Budgets.WallSeconds), GeneratedTokens: arm.Budgets.GeneratedTokens, ToolCalls: arm.Budgets.ToolCalls},
+		Sandbox: box, Transcript: io.MultiWriter(tf, r.prog.transcriptTap(a)), CommandTimeout: seconds(*arm.Budgets.CommandTimeoutSeconds),
+		Budgets: agent.Budgets{WallTime: seconds(*arm.Budgets.WallSeconds), GeneratedTokens: *arm.Budgets.GeneratedTokens, ToolCalls: *arm.Budgets.ToolCalls},
 	})
 	if err != nil {
 		return attemptOutcome{infra: err}

@@ -99,7 +99,7 @@ func TestCohortRecordsExpectedOutcomes(t *testing.T) {
 	srv := startServer(t)
 	var log strings.Builder
 	res, err := orchestrator.Run(context.Background(), orchestrator.Options{
-		PlanFile: plan(t, srv.URL(), ""), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2, Progress: &log,
+		Plan: loadPlan(t, plan(t, srv.URL(), "")), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2, Progress: &log,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func TestGuardStopsCleanlyAndResumeFinishes(t *testing.T) {
 	srv := startServer(t)
 	f := plan(t, srv.URL(), "guards: {max_temperature_c: 90}\n")
 	src := &hotAfter{n: 2, hot: true}
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img, Temperature: src})
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img, Temperature: src})
 	if !errors.Is(err, orchestrator.ErrGuard) || !strings.Contains(err.Error(), "99.0") {
 		t.Fatalf("got %v, want the temperature guard", err)
 	}
@@ -218,7 +218,7 @@ func TestResumeRefusesChangedPlanAndSecondRunner(t *testing.T) {
 	os.WriteFile(stop, nil, 0o644)
 	f := plan(t, srv.URL(), "guards: {stop_file: "+stop+"}\n")
 	// The stop file is there before the first attempt: registration only.
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img})
 	if !errors.Is(err, orchestrator.ErrGuard) || !strings.Contains(err.Error(), "stop file") {
 		t.Fatalf("got %v, want the stop-file guard", err)
 	}
@@ -274,7 +274,7 @@ func TestInfraFailureIsUnscoredAndReplaced(t *testing.T) {
 	f := adderPlan(t, "", []string{`{name: good, endpoint: {base_url: "http://` + addr + `", model: reference}}`}, "")
 	// The preflight would refuse to register against a dead endpoint; this
 	// test is about an endpoint that goes away after registration.
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img, NoPreflight: true})
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img, NoPreflight: true})
 	if !errors.Is(err, orchestrator.ErrIncomplete) || !strings.Contains(err.Error(), "--replace-infra") {
 		t.Fatalf("got %v, want ErrIncomplete naming --replace-infra", err)
 	}
@@ -326,7 +326,7 @@ func TestRunSweepsContainersCreatedLate(t *testing.T) {
 	go func() {
 		var err error
 		res, err = orchestrator.Run(context.Background(), orchestrator.Options{
-			PlanFile: planFile, OutDir: out, Engine: eng, Image: img, Progress: &log,
+			Plan: loadPlan(t, planFile), OutDir: out, Engine: eng, Image: img, Progress: &log,
 		})
 		done <- err
 	}()
@@ -391,7 +391,7 @@ func TestRefusalsAreScored(t *testing.T) {
 		`{name: unknown, endpoint: {base_url: "` + srv.URL() + `", model: no-such-model}}`}, "")
 	// Both refusals would stop the preflight; this test is about what the
 	// runner records when they come mid-run.
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img, NoPreflight: true})
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img, NoPreflight: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func TestResumeRefusesChangedSuite(t *testing.T) {
 	stop := filepath.Join(t.TempDir(), "STOP")
 	os.WriteFile(stop, nil, 0o644)
 	f := adderPlan(t, suite, []string{`{name: good, endpoint: {base_url: "` + srv.URL() + `", model: reference}}`}, "guards: {stop_file: "+stop+"}\n")
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img})
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img})
 	if !errors.Is(err, orchestrator.ErrGuard) {
 		t.Fatalf("registration: %v, want the stop-file guard", err)
 	}
@@ -451,7 +451,7 @@ func TestSandboxThatWillNotStartIsInfra(t *testing.T) {
 	eng, img := sandboxtest.Engine(t)
 	srv := startServer(t)
 	f := adderPlan(t, "", []string{`{name: good, endpoint: {base_url: "` + srv.URL() + `", model: reference}}`}, "")
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: f, OutDir: t.TempDir(), Engine: eng, Image: img,
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img,
 		Limits: sandbox.Limits{MemoryBytes: 1 << 10}})
 	if !errors.Is(err, orchestrator.ErrIncomplete) {
 		t.Fatalf("got %v, want ErrIncomplete: an infrastructure failure is left to re-run", err)

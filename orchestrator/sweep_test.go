@@ -50,7 +50,7 @@ func TestSweepExpands(t *testing.T) {
 		// Exactly the swept setting differs from the declared arm.
 		b := *a
 		b.MaxTokens, b.Name = 1024, "cap{value}"
-		decl := Arm{Name: "cap{value}", Endpoint: Endpoint{BaseURL: "http://127.0.0.1:1", Model: "reference"}, MaxTokens: 1024, Budgets: DefaultBudgets}
+		decl := Arm{Name: "cap{value}", Endpoint: Endpoint{BaseURL: "http://127.0.0.1:1", Model: "reference"}, MaxTokens: 1024, Budgets: DefaultBudgets()}
 		if b.Hash() != decl.Hash() {
 			t.Errorf("%s differs from its declaration in more than max_tokens: %+v", name, b)
 		}

@@ -64,10 +64,11 @@ func BenchmarkStart(b *testing.B) {
 		entries = append(entries, sandbox.Entry{Name: "src/f" + string(rune('a'+i)) + ".py", Mode: 0o644, Data: payload[i<<16 : (i+1)<<16]})
 	}
 	var ours, base []time.Duration
+	label := sandboxtest.RunLabel(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		c, err := eng.Start(ctx, sandbox.Spec{Image: img.Ref, Role: sandbox.RoleBench, Run: "bench"})
+		c, err := eng.Start(ctx, sandbox.Spec{Image: img.Ref, Role: sandbox.RoleBench, Run: label})
 		if err != nil {
 			b.Fatal(err)
 		}

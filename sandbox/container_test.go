@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 )
@@ -241,7 +239,7 @@ func TestSandboxesDoNotSeeEachOther(t *testing.T) {
 
 func TestCancelRemovesContainer(t *testing.T) {
 	eng, img := sandboxtest.Engine(t)
-	run := "cancel-" + uuid.NewString()
+	run := sandboxtest.RunLabel(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := eng.Start(ctx, sandbox.Spec{Image: img.Ref, Role: sandbox.RoleTest, Run: run})
 	if err != nil {
@@ -252,7 +250,16 @@ func TestCancelRemovesContainer(t *testing.T) {
 		_, err := c.Exec(ctx, []string{"sleep", "60"}, sandbox.ExecOptions{Timeout: time.Minute})
 		done <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	// Cancel once the command runs in the container.
+	for deadline := time.Now().Add(time.Minute); ; {
+		res, err := c.Exec(context.Background(), []string{"sh", "-c", "grep -qx sleep /proc/[0-9]*/comm"}, sandbox.ExecOptions{Timeout: 10 * time.Second})
+		if err == nil && res.ExitCode == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the command never started: %v", err)
+		}
+	}
 	cancel()
 	if err := <-done; err == nil {
 		t.Error("exec under a cancelled context returned no error")
@@ -275,7 +282,7 @@ func TestCancelRemovesContainer(t *testing.T) {
 
 func TestPruneRemovesLeakedContainers(t *testing.T) {
 	eng, img := sandboxtest.Engine(t)
-	run := "prune-" + uuid.NewString()
+	run := sandboxtest.RunLabel(t)
 	for i := 0; i < 2; i++ {
 		if _, err := eng.Start(context.Background(), sandbox.Spec{Image: img.Ref, Role: sandbox.RoleAgent, Run: run}); err != nil {
 			t.Fatal(err)

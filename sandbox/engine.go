@@ -67,9 +67,6 @@ func Connect(ctx context.Context) (*Engine, error) {
 // Close releases the connection.
 func (e *Engine) Close() error { return e.cli.Close() }
 
-// APIVersion is the negotiated Engine API version.
-func (e *Engine) APIVersion() string { return e.cli.ClientVersion() }
-
 // Prune force-removes every evalctl container matching all the given labels
 // (e.g. {LabelRun: id}); with no labels, every evalctl container. It returns
 // the names of the containers removed.

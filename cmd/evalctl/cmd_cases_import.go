@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"text/template"
 	"time"
 
@@ -72,14 +72,14 @@ func casesImport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer done()
-	if err := importer.FillCounts(ctx, gen.Grader, *out, exs, grader.Labels{Run: gateRunLabel("cases-import")}); err != nil {
+	if err := importer.FillCounts(ctx, gen.Grader, *out, exs, grader.Labels{Run: grader.RunLabel("cases-import")}); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "imported %d %s exercises into %s in %.1fs\n", len(exs), ad.Name(), *out, time.Since(start).Seconds())
 	if *noControls {
 		return nil
 	}
-	return generateControls(ctx, e, gen, *out, nil, controls.Options{})
+	return generateControls(ctx, e, gen, *out, nil, controls.Options{}, false)
 }
 
 // newGenerator connects to the Docker Engine, builds the sandbox image if
@@ -116,99 +116,25 @@ func casesControls(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer done()
-	opt := controls.Options{Max: *max, Keep: *keep}
-	if *dry {
-		opt.Keep = -1
-	}
-	return generateControls(ctx, e, gen, *dir, pos, opt)
+	return generateControls(ctx, e, gen, *dir, pos, controls.Options{Max: *max, Keep: *keep}, *dry)
 }
 
 // generateControls generates controls for the named cases of the suite in
-// dir (all when none is named), prints each case's mutation score as it
-// finishes, and writes the kept controls unless opt.Keep < 0. Every case
-// that fails is reported; the others still get their controls.
-func generateControls(ctx context.Context, e *env, gen *controls.Generator, dir string, names []string, opt controls.Options) error {
+// dir (all when none is named) and writes them unless dry.
+func generateControls(ctx context.Context, e *env, gen *controls.Generator, dir string, names []string, opt controls.Options, dry bool) error {
 	s, err := tasks.LoadSuite(dir)
 	if err != nil {
 		return err
 	}
-	var cases []*tasks.Case
-	if len(names) > 0 {
-		for _, n := range names {
-			c := s.Case(n)
-			if c == nil {
-				return usagef("suite %s has no case %q", s.ID(), n)
-			}
-			cases = append(cases, c)
-		}
-	} else {
-		// All cases: those the generator cannot mutate are named and
-		// skipped; named explicitly, they are an error.
-		for _, c := range s.Cases {
-			if c.Language != tasks.Python {
-				fmt.Fprintf(e.stderr, "%s: skipped: only Python references are mutated (the case is %s)\n", c.Name, c.Language)
-				continue
-			}
-			cases = append(cases, c)
-		}
+	err = gen.GenerateSuite(ctx, s, names, controls.SuiteOptions{Options: opt, DryRun: dry, Out: e.stdout, Log: e.stderr})
+	var nc *controls.NoCaseError
+	if errors.As(err, &nc) {
+		return usagef("%v", err)
 	}
-	write := opt.Keep >= 0
-	if !write {
-		opt.Keep = 0
-	}
-	opt.Labels = grader.Labels{Run: gateRunLabel("cases-controls")}
-	// Cases run at once (the grader bounds the grades in flight), so the
-	// container that makes one case's mutants overlaps another's grades;
-	// each case is printed as it finishes.
-	var failed []string
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, c := range cases {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reps, err := gen.Generate(ctx, s, c, opt)
-			if err == nil && write {
-				err = controls.Write(c, reps)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				fmt.Fprintf(e.stderr, "%s: %v\n", c.Name, err)
-				failed = append(failed, c.Name)
-				return
-			}
-			for _, r := range reps {
-				fmt.Fprintln(e.stdout, controls.Summary(r))
-				var kept, plausible []string
-				for _, m := range r.Kept() {
-					kept = append(kept, m.ID)
-					if m.Plausible {
-						plausible = append(plausible, m.ID)
-					}
-				}
-				if write {
-					fmt.Fprintf(e.stdout, "  controls written: %s (plausible: %s)\n", orNone(kept), orNone(plausible))
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	sort.Strings(failed)
-	if len(failed) > 0 {
-		return &exitError{code: 1, msg: fmt.Sprintf("control generation failed for %d of %d cases: %s", len(failed), len(cases), strings.Join(failed, ", "))}
-	}
-	if write {
+	if err == nil && !dry {
 		fmt.Fprintf(e.stdout, "the suite changed: its fingerprint is new; run 'evalctl cases check --suite %s'\n", dir)
 	}
-	return nil
-}
-
-func orNone(ss []string) string {
-	if len(ss) == 0 {
-		return "none"
-	}
-	return strings.Join(ss, ", ")
+	return err
 }
 
 func adapterNames() []string {
@@ -218,54 +144,4 @@ func adapterNames() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// gateRunLabel is a container run label unique to one invocation, so that
-// two gates running at once never prune or count each other's containers.
-func gateRunLabel(kind string) string {
-	return fmt.Sprintf("%s-%d-%d", kind, os.Getpid(), time.Now().UnixNano())
-}
-
-// loadSuitePartial loads the suite as 'cases check' needs it: every case
-// that does not load is returned, the others are checked.
-func loadSuitePartial(dir string) (*tasks.Suite, []*tasks.CaseError, error) {
-	if dir == "" {
-		if _, err := os.Stat(filepath.Join("cases", "suite.yaml")); err != nil {
-			s, err := builtinSuite()
-			return s, nil, err
-		}
-		dir = "cases"
-	}
-	return tasks.LoadSuitePartial(dir)
-}
-
-// mutationReports are the recorded mutation reports of the cases, by case.
-func mutationReports(cases []*tasks.Case) map[string][]*controls.Report {
-	out := map[string][]*controls.Report{}
-	for _, c := range cases {
-		if reps, err := controls.ReadReports(c); err == nil && reps != nil {
-			out[c.Name] = reps
-		}
-	}
-	return out
-}
-
-// printMutation prints the mutation score and survivors 'cases controls
-// generate' recorded for each case.
-func printMutation(e *env, cases []*tasks.Case) {
-	first := true
-	for _, c := range cases {
-		reps, err := controls.ReadReports(c)
-		if err != nil {
-			fmt.Fprintf(e.stdout, "%s: %v\n", c.Name, err)
-			continue
-		}
-		for _, r := range reps {
-			if first {
-				fmt.Fprintln(e.stdout, "\nmutation scores (recorded by 'cases controls generate'):")
-				first = false
-			}
-			fmt.Fprintln(e.stdout, "  "+controls.Summary(r))
-		}
-	}
 }

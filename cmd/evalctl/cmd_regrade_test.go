@@ -13,6 +13,7 @@ import (
 	"github.com/evalctl/evalctl/orchestrator/regrade"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -100,6 +101,7 @@ func TestRegradeCommandUsage(t *testing.T) {
 // One real regrade through the command: JSON out, then a no-op re-run,
 // then a refused tampered copy (exit 1, named attempt and phase).
 func TestRegradeCommand(t *testing.T) {
+	sandboxtest.Engine(t) // real grades; skipped under -short
 	run := referenceRun(t)
 	code, out, errs := runCLI(t, "regrade", run, "--suite", fxV2, "--json")
 	if code != 0 {

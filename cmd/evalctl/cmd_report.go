@@ -44,7 +44,7 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	if *compare != "" {
 		return usagef("--compare applies to screen runs; for cohorts use --baseline")
 	}
-	if !validFormat(*format) {
+	if !report.ValidFormat(*format) {
 		return usagef("unknown --format %q (want one of %s)", *format, strings.Join(report.Formats, ", "))
 	}
 	if dirs, err = resolveRuns(dirs, true); err != nil {
@@ -91,50 +91,13 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	return writeOut(e, *out, func(w io.Writer) error { return report.Write(w, rep, *format) })
 }
 
-func validFormat(f string) bool {
-	for _, x := range report.Formats {
-		if f == x {
-			return true
-		}
-	}
-	return false
-}
-
-// checkGraded refuses a --suite version some run was never graded under:
-// its report would be all "ungraded", which reads like a result. The error
-// lists the versions that were graded.
+// checkGraded refuses a --suite version some run was never graded under
+// (a usage error listing the versions that were).
 func checkGraded(dirs []string, version string) error {
-	if version == "" {
-		return nil
+	err := report.CheckGraded(dirs, version)
+	var ng *report.NotGradedError
+	if errors.As(err, &ng) {
+		return usagef("%v", err)
 	}
-	for _, d := range dirs {
-		st, err := runstore.Open(d)
-		if err != nil {
-			return err
-		}
-		run, err := st.ReadRun()
-		if err != nil {
-			return err
-		}
-		if run.Kind != "" && run.Kind != "cohort" {
-			continue
-		}
-		want := report.SuiteID(run, version)
-		graded, err := runstore.GradedSuites(d)
-		if err != nil {
-			return err
-		}
-		found := false
-		for _, g := range graded {
-			found = found || g == want
-		}
-		if !found {
-			list := "none"
-			if len(graded) > 0 {
-				list = strings.Join(graded, ", ")
-			}
-			return usagef("run %s was never graded under %s (graded: %s); 'evalctl regrade' grades it under another suite version", d, want, list)
-		}
-	}
-	return nil
+	return err
 }

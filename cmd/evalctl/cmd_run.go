@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
@@ -13,6 +12,7 @@ import (
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/tasks"
 )
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
@@ -59,15 +59,19 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if *replace && *resumeDir == "" {
 		return usagef("--replace-infra goes with --resume")
 	}
+	if *check && *planFile == "" {
+		return usagef("--check goes with --plan")
+	}
+	var plan *orchestrator.Plan
+	var suite *tasks.Suite
+	if *planFile != "" {
+		var err error
+		if plan, suite, err = orchestrator.LoadPlan(*planFile); err != nil {
+			return planErr(err)
+		}
+	}
 	if *check {
-		if *planFile == "" {
-			return usagef("--check goes with --plan")
-		}
-		_, err := orchestrator.Check(ctx, *planFile, e.stdout)
-		var pe *orchestrator.PlanError
-		if errors.As(err, &pe) {
-			return &exitError{code: 2, msg: err.Error() + " (every plan field: 'evalctl run --help-plan')"}
-		}
+		_, err := orchestrator.Check(ctx, plan, suite, e.stdout)
 		return err
 	}
 	if *resumeDir != "" {
@@ -84,21 +88,25 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	defer eng.Close()
 	live := stderrIsTerminal(e)
 	res, err := orchestrator.Run(ctx, orchestrator.Options{
-		PlanFile: *planFile, OutDir: *out, ResumeDir: *resumeDir, ReplaceInfra: *replace,
+		Plan: plan, Suite: suite, OutDir: *out, ResumeDir: *resumeDir, ReplaceInfra: *replace,
 		Engine: eng, GradeConcurrency: *gradeConc, Temperature: &telemetry.Thermal{},
 		Progress: e.stderr, Live: live,
 	})
 	if res != nil {
-		printRunEnd(ctx, e, res, err)
-	}
-	var pe *orchestrator.PlanError
-	if errors.As(err, &pe) {
-		// A plan mistake is a usage error; what describes plans is the
-		// plan reference, not run's flags.
-		return &exitError{code: 2, msg: err.Error() + " (every plan field: 'evalctl run --help-plan')"}
+		report.WriteRunEnd(ctx, e.stdout, res.Dir, err != nil)
 	}
 	if orchestrator.Resumable(err) {
 		return &exitError{code: exitResumable, msg: err.Error()}
+	}
+	return planErr(err)
+}
+
+// planErr makes a plan mistake a usage error; what describes plans is the
+// plan reference, not run's flags.
+func planErr(err error) error {
+	var pe *orchestrator.PlanError
+	if errors.As(err, &pe) {
+		return &exitError{code: 2, msg: err.Error() + " (every plan field: 'evalctl run --help-plan')"}
 	}
 	return err
 }
@@ -122,23 +130,6 @@ func resolveCohort(arg string) (string, error) {
 		return "", usagef("%s is a %s run, not a cohort; see 'evalctl %s --help'", dir, r.Kind, r.Kind)
 	}
 	return dir, nil
-}
-
-// printRunEnd ends a run's output with the pooled table and the commands
-// that read the run further (a stopped run: the one that resumes it).
-func printRunEnd(ctx context.Context, e *env, res *orchestrator.Result, runErr error) {
-	fmt.Fprintf(e.stdout, "run directory: %s\n", res.Dir)
-	if in, err := report.Load(context.WithoutCancel(ctx), []string{res.Dir}, ""); err == nil {
-		if rep, err := report.Build(in, report.Options{}); err == nil {
-			fmt.Fprintln(e.stdout)
-			report.Write(e.stdout, rep, report.FormatTable)
-		}
-	}
-	fmt.Fprintf(e.stdout, "\nnext:\n")
-	if runErr != nil {
-		fmt.Fprintf(e.stdout, "  evalctl run --resume %s   # run what is left\n", res.Dir)
-	}
-	fmt.Fprintf(e.stdout, "  evalctl report %s --format html > report.html\n  evalctl view %s\n  evalctl show ATTEMPT-ID --run %s   # one attempt, by id or prefix\n", res.Dir, filepath.Dir(res.Dir), res.Dir)
 }
 
 // exitResumable is the exit status of a run that stopped before its end

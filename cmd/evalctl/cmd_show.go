@@ -4,11 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 
-	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/inspect"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/tasks"
@@ -17,7 +13,7 @@ import (
 func init() {
 	// The diff of an answer needs the starter; a run made on the built-in
 	// suite finds it in the binary when the suite's copy on disk is gone.
-	inspect.BuiltinSuite = builtinSuite
+	inspect.BuiltinSuite = tasks.Builtin
 }
 
 func cmdShow(ctx context.Context, e *env, args []string) error {
@@ -84,18 +80,4 @@ func cmdShow(ctx context.Context, e *env, args []string) error {
 		}
 		return inspect.WriteText(w, d, o)
 	})
-}
-
-// builtinSuite is the development suite built into the binary, written
-// once under the user's cache directory (as demo does).
-func builtinSuite() (*tasks.Suite, error) {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	sub, err := fs.Sub(evalctl.DevSuite, "cases")
-	if err != nil {
-		return nil, err
-	}
-	return tasks.Materialize(sub, filepath.Join(cache, "evalctl", "suites"))
 }

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/inspect"
 )
 
@@ -128,28 +126,5 @@ func TestShowCutsLongOutput(t *testing.T) {
 	}
 	if strings.Contains(full.String(), "[... cut:") || len(full.String()) <= len(short.String()) {
 		t.Errorf("--full output cut or not longer")
-	}
-}
-
-// TestRunEndsWithTableAndNextSteps: a run's output ends with the pooled
-// table and the commands that read it further.
-func TestRunEndsWithTableAndNextSteps(t *testing.T) {
-	root := copyRecorded(t)
-	dir := filepath.Join(root, filepath.Base(recordedRun))
-	var out, errb strings.Builder
-	e := &env{stdout: &out, stderr: &errb}
-	printRunEnd(context.Background(), e, &orchestrator.Result{Dir: dir, RunID: "01a230a6-ae6c-7a5b-8772-8ca68c6bda0a"}, nil)
-	for _, want := range []string{"run directory: " + dir, "reference", "flawed", "Paired transitions", "evalctl report " + dir, "evalctl view " + root, "evalctl show ATTEMPT-ID --run " + dir} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("run end lacks %q:\n%s", want, out.String())
-		}
-	}
-	if strings.Contains(out.String(), "--resume") {
-		t.Error("a complete run is told to resume")
-	}
-	out.Reset()
-	printRunEnd(context.Background(), e, &orchestrator.Result{Dir: dir}, orchestrator.ErrGuard)
-	if !strings.Contains(out.String(), "evalctl run --resume "+dir) {
-		t.Errorf("a stopped run is not told how to resume:\n%s", out.String())
 	}
 }

@@ -2,12 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"time"
 
 	"github.com/evalctl/evalctl/orchestrator/view"
 )
@@ -36,30 +32,12 @@ func cmdView(ctx context.Context, e *env, args []string) error {
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return usagef("%s is not a directory of runs", root)
 	}
-	host, _, err := net.SplitHostPort(*addr)
+	public, err := view.Public(*addr)
 	if err != nil {
 		return usagef("--addr %q: %v", *addr, err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if public {
 		fmt.Fprintf(e.stderr, "warning: serving on %s, reachable from other machines: runs hold prompts, code and transcripts\n", *addr)
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: view.New(root).Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.stdout, "evalctl view: serving %s on http://%s/ (Ctrl-C stops)\n", root, ln.Addr())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return view.Serve(ctx, root, *addr, e.stdout)
 }

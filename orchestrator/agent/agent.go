@@ -42,9 +42,6 @@ type Budgets struct {
 	ToolCalls int
 }
 
-// DefaultBudgets are DESIGN.md's per-attempt budgets.
-var DefaultBudgets = Budgets{WallTime: 1800 * time.Second, GeneratedTokens: 65536, ToolCalls: 120}
-
 // DefaultSystemPrompt tells the model where it is and how to hand over.
 const DefaultSystemPrompt = `You are a careful software engineer working in a sandboxed project directory (the workspace, your current directory). Use the tools to look at the code, change it, and run its tests. The machine has no network access. Do not change the project's tests, contracts or configuration unless you are asked to. When the work is done, answer without calling a tool: that answer is your hand-over, so summarise what you changed and how you checked it.`
 
@@ -85,7 +82,8 @@ type Loop struct {
 	usedCalls int
 	meter     meter
 	lastCheck [2]*evalctl.SelfCheck // last test, last typecheck of the turn
-	overhead  []time.Duration
+	// tools are the definitions sent, stating the real command timeouts.
+	tools []model.Tool
 }
 
 // New checks cfg and starts a conversation with the system prompt.
@@ -108,7 +106,7 @@ func New(cfg Config) (*Loop, error) {
 	if cfg.SystemPrompt == "" {
 		cfg.SystemPrompt = DefaultSystemPrompt
 	}
-	l := &Loop{cfg: cfg, tr: newTranscript(cfg.Transcript)}
+	l := &Loop{cfg: cfg, tr: newTranscript(cfg.Transcript), tools: Tools(cfg.CommandTimeout)}
 	l.msgs = []model.Message{{Role: model.RoleSystem, Content: cfg.SystemPrompt}}
 	l.meter.init()
 	return l, nil
@@ -119,10 +117,6 @@ func (l *Loop) Messages() []model.Message { return l.msgs }
 
 // Measurements are the attempt's sums so far.
 func (l *Loop) Measurements() *evalctl.Measurements { return l.meter.result() }
-
-// StepOverheads are, per model response that led to tool calls, the time
-// the loop itself spent: the step's duration less model and sandbox time.
-func (l *Loop) StepOverheads() []time.Duration { return l.overhead }
 
 var errWallTime = errors.New("attempt wall-time budget exhausted")
 
@@ -191,16 +185,14 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *evalctl.Turn) error {
 				params.MaxTokens = int(left)
 			}
 		}
-		stepStart := time.Now()
 		l.seq++
 		ev := Event{Kind: EventRequest, Phase: turn.Phase, Seq: l.seq, MessageCount: len(l.msgs), MaxTokens: params.MaxTokens}
 		if !l.setup {
 			l.setup = true
-			ev.Setup = &RequestSetup{Model: l.cfg.ModelName, Stream: !l.cfg.NoStream, Params: l.cfg.Params, Tools: Tools, SystemPrompt: l.cfg.SystemPrompt}
+			ev.Setup = &RequestSetup{Model: l.cfg.ModelName, Stream: !l.cfg.NoStream, Params: l.cfg.Params, Tools: l.tools, SystemPrompt: l.cfg.SystemPrompt}
 		}
 		l.tr.write(ev)
-		resp, err := l.cfg.Model.Chat(wctx, model.Request{Model: l.cfg.ModelName, Messages: l.msgs, Tools: Tools, ToolChoice: "auto", Params: params, Stream: !l.cfg.NoStream})
-		modelTime := time.Since(stepStart)
+		resp, err := l.cfg.Model.Chat(wctx, model.Request{Model: l.cfg.ModelName, Messages: l.msgs, Tools: l.tools, ToolChoice: "auto", Params: params, Stream: !l.cfg.NoStream})
 		if err != nil {
 			l.modelFailed(ctx, wctx, turn, err)
 			if ctx.Err() != nil {
@@ -251,7 +243,6 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *evalctl.Turn) error {
 			return nil
 		}
 		turn.FinalText = false
-		var execTime time.Duration
 		for i, tc := range resp.ToolCalls {
 			skip := ""
 			switch {
@@ -292,7 +283,6 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *evalctl.Turn) error {
 				}
 				continue
 			}
-			execTime += res.execTime
 			if res.failed {
 				turn.ToolErrors++
 				l.meter.toolErrors++
@@ -302,9 +292,6 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *evalctl.Turn) error {
 				l.selfCheck(res)
 			}
 			l.answer(turn, tc, res, "")
-		}
-		if turn.Termination == "" {
-			l.overhead = append(l.overhead, time.Since(stepStart)-modelTime-execTime)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -151,7 +150,7 @@ func (a *attempt) checkComplete(t *testing.T) {
 	if len(events) == 0 || events[0].Kind != EventPhaseStart || events[len(events)-1].Kind != EventPhaseEnd {
 		t.Fatalf("transcript does not run from phase_start to phase_end: %d events", len(events))
 	}
-	if events[1].Setup == nil || events[1].Setup.SystemPrompt == "" || len(events[1].Setup.Tools) != len(Tools) {
+	if events[1].Setup == nil || events[1].Setup.SystemPrompt == "" || len(events[1].Setup.Tools) != len(Tools(0)) {
 		t.Errorf("first request carries no setup")
 	}
 	for _, turn := range a.turns {
@@ -204,7 +203,7 @@ func TestReferenceThroughTheLoop(t *testing.T) {
 		t.Run(map[bool]string{false: "stream", true: "whole"}[noStream], func(t *testing.T) {
 			_, client := startServer(t, scripted.Config{Suite: suite, DraftAcceptance: 0.5})
 			sb := newHostSandbox(t, cs.WorkspaceDir)
-			a := run(t, client, sb, copyOverlay(sb.root), cs, Config{ModelName: "reference", NoStream: noStream, Budgets: DefaultBudgets, Params: model.Params{MaxTokens: 4096}})
+			a := run(t, client, sb, copyOverlay(sb.root), cs, Config{ModelName: "reference", NoStream: noStream, Budgets: testBudgets, Params: model.Params{MaxTokens: 4096}})
 			if len(a.turns) != 2 {
 				t.Fatalf("turns = %+v", a.turns)
 			}
@@ -271,18 +270,18 @@ func TestFaultScripts(t *testing.T) {
 		term    evalctl.Termination
 		check   func(t *testing.T, a *attempt)
 	}{
-		{"noop", DefaultBudgets, 4096, evalctl.TermCompleted, func(t *testing.T, a *attempt) {
+		{"noop", testBudgets, 4096, evalctl.TermCompleted, func(t *testing.T, a *attempt) {
 			turn := a.turns[0]
 			if !turn.AgentFinished || !turn.FinalText || len(turn.ToolCalls) != 0 || turn.LastTest != nil || len(a.turns) != 2 {
 				t.Errorf("noop turns %+v", a.turns)
 			}
 		}},
-		{"truncate", DefaultBudgets, 200, evalctl.TermOutputTruncated, func(t *testing.T, a *attempt) {
+		{"truncate", testBudgets, 200, evalctl.TermOutputTruncated, func(t *testing.T, a *attempt) {
 			if a.turns[0].Responses != 1 || a.turns[0].FinishReasons[0] != "length" || !tokensAre(a.loop.Measurements(), 200) {
 				t.Errorf("truncate turn %+v", a.turns[0])
 			}
 		}},
-		{"malformed", DefaultBudgets, 4096, evalctl.TermCompleted, func(t *testing.T, a *attempt) {
+		{"malformed", testBudgets, 4096, evalctl.TermCompleted, func(t *testing.T, a *attempt) {
 			turn := a.turns[0]
 			if turn.ToolErrors != 2 || !equalCounts(turn.ToolCalls, map[string]int{ToolWriteFile: 1, "run_tests": 1, ToolListFiles: 1}) || !turn.FinalText {
 				t.Errorf("malformed turn %+v", turn)
@@ -291,12 +290,12 @@ func TestFaultScripts(t *testing.T) {
 				t.Errorf("a call with broken arguments wrote a file")
 			}
 		}},
-		{"flaky", DefaultBudgets, 4096, evalctl.TermCompleted, func(t *testing.T, a *attempt) {
+		{"flaky", testBudgets, 4096, evalctl.TermCompleted, func(t *testing.T, a *attempt) {
 			if a.turns[0].Responses != 2 || a.turns[0].ToolCalls[ToolListFiles] != 1 {
 				t.Errorf("flaky turn %+v", a.turns[0])
 			}
 		}},
-		{"overflow", DefaultBudgets, 4096, evalctl.TermModelError, func(t *testing.T, a *attempt) {
+		{"overflow", testBudgets, 4096, evalctl.TermModelError, func(t *testing.T, a *attempt) {
 			if !strings.Contains(a.turns[0].Error, "context_overflow") || !strings.Contains(a.turns[0].Error, "n_ctx=131072") || a.turns[0].Responses != 0 || a.turns[0].ModelErrorKind != "context_overflow" {
 				t.Errorf("overflow turn %+v", a.turns[0])
 			}
@@ -343,7 +342,7 @@ func TestFaultScripts(t *testing.T) {
 func TestSandboxFailureIsASandboxError(t *testing.T) {
 	suite := loadTiny(t)
 	_, client := startServer(t, scripted.Config{Suite: suite})
-	a := run(t, client, brokenSandbox{}, nil, suite.Case("tiny"), Config{ModelName: "reference", Budgets: DefaultBudgets})
+	a := run(t, client, brokenSandbox{}, nil, suite.Case("tiny"), Config{ModelName: "reference", Budgets: testBudgets})
 	turn := a.turns[0]
 	if turn.Termination != evalctl.TermSandboxError || !strings.Contains(turn.Error, "not running") || turn.AgentFinished {
 		t.Fatalf("turn %+v", turn)
@@ -398,7 +397,7 @@ func TestToolCallBudgetMidResponse(t *testing.T) {
 func TestInterruptReturnsThePartialTurn(t *testing.T) {
 	suite := loadTiny(t)
 	_, client := startServer(t, scripted.Config{Suite: suite, StallDelay: 50 * time.Millisecond})
-	l, err := New(Config{Model: client, ModelName: "stall", Sandbox: newHostSandbox(t, ""), Budgets: DefaultBudgets})
+	l, err := New(Config{Model: client, ModelName: "stall", Sandbox: newHostSandbox(t, ""), Budgets: testBudgets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,19 +445,30 @@ func TestClassifyCommand(t *testing.T) {
 	}
 }
 
-func TestStepOverheadsAreRecorded(t *testing.T) {
-	_, client := startServer(t, scripted.Config{})
-	l, _ := New(Config{Model: client, ModelName: "busy", Sandbox: instantSandbox{}, Budgets: Budgets{ToolCalls: 20}})
-	if _, err := l.RunPhase(context.Background(), 1, "go"); err != nil {
-		t.Fatal(err)
-	}
-	o := l.StepOverheads()
-	if len(o) != 20 {
-		t.Fatalf("%d overheads for 20 steps that ran their tool", len(o))
-	}
-	for _, d := range o {
-		if d < 0 {
-			t.Errorf("negative overhead %v", d)
+// TestBashToolStatesTheArmsTimeouts: the bash tool tells the model the
+// command timeouts the loop applies, the arm's default and the longest a
+// command may ask for, not fixed numbers; and a command asking for more
+// than the default within that cap gets it.
+func TestBashToolStatesTheArmsTimeouts(t *testing.T) {
+	for _, tt := range []struct {
+		def         time.Duration
+		desc, param string
+	}{
+		{0, "Default timeout 120 s, at most 600 s.", "(default 120, max 600)"},
+		{30 * time.Second, "Default timeout 30 s, at most 600 s.", "(default 30, max 600)"},
+		{900 * time.Second, "Default timeout 900 s, at most 900 s.", "(default 900, max 900)"},
+		{1500 * time.Millisecond, "Default timeout 1.5 s, at most 600 s.", "(default 1.5, max 600)"},
+	} {
+		l, err := New(Config{Model: &scriptedModel{}, ModelName: "x", Sandbox: instantSandbox{}, CommandTimeout: tt.def})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bash := l.tools[0]
+		if bash.Name != ToolBash || !strings.Contains(bash.Description, tt.desc) || !strings.Contains(string(bash.Parameters), tt.param) {
+			t.Errorf("command timeout %v: bash tool says %q / %s, want %q and %q", tt.def, bash.Description, bash.Parameters, tt.desc, tt.param)
+		}
+		if !json.Valid(bash.Parameters) {
+			t.Errorf("command timeout %v: parameters are not JSON: %s", tt.def, bash.Parameters)
 		}
 	}
 }
@@ -466,8 +476,7 @@ func TestStepOverheadsAreRecorded(t *testing.T) {
 // BenchmarkLoopStep measures one step of the loop (a model response with a
 // trivial tool call, then the tool) against the scripted server at zero
 // latency, in conversations of 50 steps (a long conversation makes every
-// request bigger). It reports the loop's own share of a step (the step less
-// model and sandbox time) as median and p95.
+// request bigger).
 func BenchmarkLoopStep(b *testing.B) {
 	_, client := startServer(b, scripted.Config{})
 	// The transcript is written as in a cohort, to a real file.
@@ -476,7 +485,6 @@ func BenchmarkLoopStep(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer tr.Close()
-	var o []time.Duration
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		n := min(50, b.N-done)
@@ -484,14 +492,7 @@ func BenchmarkLoopStep(b *testing.B) {
 		if _, err := l.RunPhase(context.Background(), 1, "go"); err != nil {
 			b.Fatal(err)
 		}
-		o = append(o, l.StepOverheads()...)
 		done += n
-	}
-	b.StopTimer()
-	sort.Slice(o, func(i, j int) bool { return o[i] < o[j] })
-	if len(o) > 0 {
-		b.ReportMetric(float64(o[len(o)/2].Nanoseconds())/1e3, "overhead-median-µs")
-		b.ReportMetric(float64(o[len(o)*95/100].Nanoseconds())/1e3, "overhead-p95-µs")
 	}
 }
 
@@ -564,5 +565,27 @@ func TestTokenBudgetCountsKnownTokens(t *testing.T) {
 	// The bash calls that ran were self-checks, recorded with their command.
 	if turn.LastTest == nil || turn.LastTest.Command != "python3 -m pytest -q" || !turn.LastTest.Passed {
 		t.Errorf("last test %+v", turn.LastTest)
+	}
+}
+
+// testBudgets are the plan's default budgets (orchestrator.DefaultBudgets),
+// as the runner hands them to the loop.
+var testBudgets = Budgets{WallTime: 1800 * time.Second, GeneratedTokens: 65536, ToolCalls: 120}
+
+// TestZeroBudgetIsNoLimit: a zero tool-call and token budget mean no
+// limit (the plan's explicit 0); the model that never stops calling tools
+// ends only at the wall-time budget, well past the default 120 calls.
+func TestZeroBudgetIsNoLimit(t *testing.T) {
+	_, client := startServer(t, scripted.Config{})
+	l, err := New(Config{Model: client, ModelName: "busy", Sandbox: instantSandbox{}, Budgets: Budgets{WallTime: 2 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := l.RunPhase(context.Background(), 1, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn.Termination != evalctl.TermWallTimeLimit {
+		t.Errorf("turn ended %s after %d tool calls, want %s", turn.Termination, l.usedCalls, evalctl.TermWallTimeLimit)
 	}
 }

@@ -57,7 +57,7 @@ func TestRealSandboxSolvesCases(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				a := run(t, client, c, overlay, cs, Config{ModelName: modelName, Budgets: DefaultBudgets, Params: model.Params{MaxTokens: 32768}})
+				a := run(t, client, c, overlay, cs, Config{ModelName: modelName, Budgets: testBudgets, Params: model.Params{MaxTokens: 32768}})
 				a.checkComplete(t)
 				a.checkAccounting(t)
 				if len(a.turns) != len(cs.Phases) {

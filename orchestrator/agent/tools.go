@@ -9,6 +9,7 @@ import (
 	"io"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,20 +40,38 @@ const (
 	maxListed   = 2000
 )
 
-// Tools are the tool definitions sent to the model. The descriptions are
-// written for the model: what the tool does, what comes back, and limits.
-var Tools = []model.Tool{
-	{
+// maxCommandTimeout is the longest a command may ask for: MaxCommandTimeout,
+// or the default timeout when an arm sets a longer one.
+func maxCommandTimeout(def time.Duration) time.Duration { return max(MaxCommandTimeout, def) }
+
+// Tools are the tool definitions sent to the model, the bash tool stating
+// the command timeouts the loop applies (def, the arm's default). The
+// descriptions are written for the model: what the tool does, what comes
+// back, and limits.
+func Tools(def time.Duration) []model.Tool {
+	if def <= 0 {
+		def = DefaultCommandTimeout
+	}
+	defS, maxS := seconds(def), seconds(maxCommandTimeout(def))
+	bash := model.Tool{
 		Name: ToolBash,
 		Description: "Run a shell command with bash in the workspace directory (bash -o pipefail -c). " +
 			"Returns the exit code, then stdout and stderr, each capped with a visible truncation mark. " +
-			"There is no network. Default timeout 120 s, at most 600 s. Use it to run tests and type checks " +
+			"There is no network. Default timeout " + defS + " s, at most " + maxS + " s. Use it to run tests and type checks " +
 			"(for example python3 -m pytest -q, or tsc -p . && node --test build/).",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"command":{"type":"string","description":"The command line to run."},` +
-			`"timeout":{"type":"integer","description":"Seconds before the command is killed (default 120, max 600)."}},` +
+			`"timeout":{"type":"integer","description":"Seconds before the command is killed (default ` + defS + `, max ` + maxS + `)."}},` +
 			`"required":["command"]}`),
-	},
+	}
+	return append([]model.Tool{bash}, fileTools...)
+}
+
+// seconds writes d in whole seconds, or with the fraction it has.
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+
+// fileTools are the tools whose limits no arm changes.
+var fileTools = []model.Tool{
 	{
 		Name: ToolReadFile,
 		Description: "Read a text file. Paths are relative to the workspace. Give start_line and end_line " +
@@ -165,7 +184,7 @@ func (l *Loop) runTool(ctx context.Context, tc model.ToolCall) (*toolResult, err
 		}
 		timeout := l.cfg.CommandTimeout
 		if a.Timeout != nil && *a.Timeout > 0 {
-			timeout = min(time.Duration(*a.Timeout)*time.Second, MaxCommandTimeout)
+			timeout = min(time.Duration(*a.Timeout)*time.Second, maxCommandTimeout(l.cfg.CommandTimeout))
 		}
 		if dl, ok := ctx.Deadline(); ok {
 			timeout = min(timeout, time.Until(dl))
@@ -338,9 +357,9 @@ func (l *Loop) runTool(ctx context.Context, tc model.ToolCall) (*toolResult, err
 		}
 		return stderrError(res, d), nil
 	}
-	names := make([]string, len(Tools))
-	for i, t := range Tools {
-		names[i] = t.Name
+	names := []string{ToolBash}
+	for _, t := range fileTools {
+		names = append(names, t.Name)
 	}
 	return toolError("unknown tool %q; the tools are %s", tc.Name, strings.Join(names, ", ")), nil
 }

@@ -9,11 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 
-	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
@@ -45,15 +41,7 @@ func loadSuite(dir string) (*tasks.Suite, error) {
 	if dir != "" {
 		return tasks.LoadSuite(dir)
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	sub, err := fs.Sub(evalctl.DevSuite, "cases")
-	if err != nil {
-		return nil, err
-	}
-	return tasks.Materialize(sub, filepath.Join(cache, "evalctl", "suites"))
+	return tasks.Builtin()
 }
 
 // Run runs the demo and returns the run directory.
@@ -90,15 +78,12 @@ func Run(ctx context.Context, opts Options) (string, error) {
 	}
 	defer srv.Close()
 	fmt.Fprintf(opts.Progress, "scripted model server at %s (models: reference, flawed)\n", srv.URL())
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return "", err
-	}
-	planFile, err := writePlan(opts, suite, srv.URL())
+	plan, err := Plan(suite, srv.URL(), opts.Cases)
 	if err != nil {
 		return "", err
 	}
 	res, err := orchestrator.Run(ctx, orchestrator.Options{
-		PlanFile: planFile, OutDir: opts.OutDir, Engine: opts.Engine, Image: img,
+		Plan: plan, Suite: suite, OutDir: opts.OutDir, Engine: opts.Engine, Image: img,
 		GradeConcurrency: 2, Progress: opts.Progress, Live: opts.Live,
 	})
 	if err != nil {
@@ -122,34 +107,18 @@ func Run(ctx context.Context, opts Options) (string, error) {
 	return res.Dir, nil
 }
 
-func writePlan(opts Options, suite *tasks.Suite, url string) (string, error) {
-	cases := "all"
-	if len(opts.Cases) > 0 {
-		cases = "["
-		for i, c := range opts.Cases {
-			if i > 0 {
-				cases += ", "
-			}
-			cases += c
-		}
-		cases += "]"
+// Plan is the demo's plan, built as a value (no YAML text, so a suite
+// path holding ": " or "#" is just a path): the reference and flawed arms
+// of the scripted server at url, one repeat, the given cases (none: all).
+func Plan(suite *tasks.Suite, url string, cases []string) (*orchestrator.Plan, error) {
+	arm := func(name string) orchestrator.Arm {
+		return orchestrator.Arm{Name: name, Endpoint: orchestrator.Endpoint{BaseURL: url, Model: name}, MaxTokens: 32768}
 	}
-	plan := fmt.Sprintf(`# Written by evalctl demo.
-name: demo
-suite: %s
-suite_fingerprint: %s
-cases: %s
-repeats:
-  - {label: repeat-1, seed: 1}
-arms:
-  - name: reference
-    endpoint: {base_url: "%s", model: reference}
-    max_tokens: 32768
-  - name: flawed
-    endpoint: {base_url: "%s", model: flawed}
-    max_tokens: 32768
-order: {policy: interleaved, seed: 20261130}
-`, suite.Dir, suite.Fingerprint, cases, url, url)
-	f := filepath.Join(opts.OutDir, "demo-plan.yaml")
-	return f, os.WriteFile(f, []byte(plan), 0o644)
+	return orchestrator.NewPlan(orchestrator.Plan{
+		Name:    "demo",
+		Cases:   cases,
+		Repeats: []orchestrator.Repeat{{Label: "repeat-1", Seed: 1}},
+		Arms:    []orchestrator.Arm{arm("reference"), arm("flawed")},
+		Order:   orchestrator.Order{Policy: "interleaved", Seed: 20261130},
+	}, suite)
 }

@@ -19,6 +19,7 @@ import (
 // the demo needs no checkout) under the reference and flawed arms, graded,
 // with the pooled table and the paired transitions printed.
 func TestDemoEndToEnd(t *testing.T) {
+	sandboxtest.Long(t)
 	eng, _ := sandboxtest.Engine(t)
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)

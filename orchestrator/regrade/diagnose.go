@@ -189,6 +189,9 @@ func Diagnose(ctx context.Context, g Grader, opts DiagnoseOptions) (*Diagnosis, 
 	grades := map[key]*evalctl.Grade{}
 	errs := map[key]error{}
 	var mu sync.Mutex
+	// A label of this diagnosis alone: another user's diagnosis of the
+	// same case never prunes or counts these containers.
+	labels := grader.Labels{Run: grader.RunLabel("controls-" + opts.Case)}
 	var wg sync.WaitGroup
 	for _, c := range cands {
 		for i := range suites {
@@ -209,7 +212,7 @@ func Diagnose(ctx context.Context, g Grader, opts DiagnoseOptions) (*Diagnosis, 
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				gr, err := g.Grade(ctx, suites[i], cases[i], c.phase, snap, grader.Labels{Run: "controls-" + opts.Case})
+				gr, err := g.Grade(ctx, suites[i], cases[i], c.phase, snap, labels)
 				mu.Lock()
 				grades[k], errs[k] = gr, err
 				mu.Unlock()

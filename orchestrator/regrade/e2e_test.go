@@ -36,6 +36,7 @@ func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // server is still listening: it must receive zero requests, and the run
 // directory may only gain grade files and one event line.
 func TestRegradeOfARealRunCallsNoModel(t *testing.T) {
+	sandboxtest.Long(t)
 	t.Parallel()
 	s1, s2, _ := suites(t)
 	eng, img := sandboxtest.Engine(t)
@@ -81,7 +82,7 @@ order: {policy: sequential, seed: 1}
 `, abs, hs.URL, hs.URL)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: plan, OutDir: out, Engine: eng, Image: img, GradeConcurrency: 2})
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, plan), OutDir: out, Engine: eng, Image: img, GradeConcurrency: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,4 +133,14 @@ order: {policy: sequential, seed: 1}
 	if len(rg.Changed) != 1 || rg.Changed[0].Arm != "with-style" {
 		t.Errorf("changed %+v", rg.Changed)
 	}
+}
+
+// loadPlan reads a plan file the way 'evalctl run --plan' does.
+func loadPlan(t testing.TB, file string) *orchestrator.Plan {
+	t.Helper()
+	p, _, err := orchestrator.LoadPlan(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

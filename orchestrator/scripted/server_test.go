@@ -329,9 +329,15 @@ func TestStartupDelayAndEndpoints(t *testing.T) {
 	if resp.StatusCode != 503 || body["error"]["message"] != "Loading model" || body["error"]["type"] != "unavailable_error" {
 		t.Errorf("loading health = %d %v", resp.StatusCode, body)
 	}
-	time.Sleep(160 * time.Millisecond)
-	if err := c.Health(ctx); err != nil {
-		t.Fatalf("health after loading: %v", err)
+	// Healthy once loaded, and loading until then.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		err := c.Health(ctx)
+		if err == nil {
+			break
+		}
+		if !model.IsKind(err, model.KindLoading) || time.Now().After(deadline) {
+			t.Fatalf("health after loading: %v", err)
+		}
 	}
 	info, err := c.Endpoint(ctx, "reference")
 	if err != nil {

@@ -5,8 +5,10 @@ package sandboxtest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -71,7 +73,7 @@ func Start(t testing.TB, spec sandbox.Spec) *sandbox.Container {
 		spec.Role = sandbox.RoleTest
 	}
 	if spec.Run == "" {
-		spec.Run = "test-" + filepath.Base(t.Name())
+		spec.Run = RunLabel(t)
 	}
 	c, err := eng.Start(context.Background(), spec)
 	if err != nil {
@@ -79,4 +81,38 @@ func Start(t testing.TB, spec sandbox.Spec) *sandbox.Container {
 	}
 	t.Cleanup(func() { c.Remove(context.Background()) })
 	return c
+}
+
+// LongEnv is the environment variable that turns on the long integration
+// tests; 'make test' (its unit target) sets it, as CI does.
+const LongEnv = "EVALCTL_LONG_TESTS"
+
+// Long skips a long integration test (minutes of real containers and
+// model turns) unless LongEnv is set, so that a plain 'go test ./...'
+// finishes within Go's default timeout; 'make test' runs them all.
+func Long(t testing.TB) {
+	t.Helper()
+	if os.Getenv(LongEnv) == "" {
+		t.Skipf("long integration test: skipped unless %s=1; run 'make test' for every test", LongEnv)
+	}
+}
+
+// RunLabel returns a container run label (sandbox.LabelRun) unique to this
+// test, process and moment, and removes every container that carries it
+// when the test ends, passed or failed. Tests that start containers label
+// them with it, so that no test (of this or another test binary, run by
+// anyone on the same engine) prunes or counts another's containers.
+func RunLabel(t testing.TB) string {
+	t.Helper()
+	name := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	label := fmt.Sprintf("test-%s-%d-%d", name, os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() {
+		if engine != nil {
+			engine.Prune(context.Background(), map[string]string{sandbox.LabelRun: label})
+		}
+	})
+	return label
 }
