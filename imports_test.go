@@ -111,7 +111,9 @@ var rules = []rule{
 	{
 		name:    "tasks imports nothing of the module but the root package and its YAML decoder",
 		applies: []string{"tasks"},
-		forbid:  func(p string) bool { return strings.HasPrefix(p, module+"/") && p != module+"/tasks" && p != module+"/tasks/yamlcheck" }, withTests: true,
+		forbid: func(p string) bool {
+			return strings.HasPrefix(p, module+"/") && p != module+"/tasks" && p != module+"/tasks/yamlcheck"
+		}, withTests: true,
 	},
 	{
 		name:    "grader and sandbox never import orchestrator/...",
