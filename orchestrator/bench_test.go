@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl/orchestrator"
-	"github.com/evalctl/evalctl/orchestrator/agent"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
+	"github.com/evalctl/evalctl/orchestrator/transcript"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 	"github.com/evalctl/evalctl/tasks"
 )
@@ -103,7 +103,7 @@ func busyTimes(b *testing.B, dir string) (model, tools, grading float64) {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 1<<20), 64<<20)
 		for sc.Scan() {
-			var e agent.Event
+			var e transcript.Event
 			if json.Unmarshal(sc.Bytes(), &e) != nil {
 				continue
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/evalctl/evalctl"
-	"github.com/evalctl/evalctl/orchestrator/agent"
+	"github.com/evalctl/evalctl/orchestrator/transcript"
 )
 
 // armProgress counts one arm's attempts for the live display.
@@ -104,18 +104,18 @@ func (t *tap) Write(b []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		var e agent.Event
+		var e transcript.Event
 		if json.Unmarshal(t.buf[:i], &e) == nil {
 			switch e.Kind {
-			case agent.EventRequest:
+			case transcript.EventRequest:
 				t.step, t.turn = e.Seq, e.Phase
-			case agent.EventResponse:
+			case transcript.EventResponse:
 				if e.Response != nil {
 					if n, ok := e.Response.OutputTokens(); ok {
 						t.tokens += n
 					}
 				}
-			case agent.EventTool:
+			case transcript.EventTool:
 				if e.Tool != nil {
 					t.p.phase(t.a, fmt.Sprintf("turn %d, agent step %d, %d tokens, ran %s", t.turn, t.step, t.tokens, e.Tool.Name))
 				}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
+	"github.com/evalctl/evalctl/orchestrator/transcript"
 	"github.com/evalctl/evalctl/sandbox"
 )
 
@@ -72,7 +73,7 @@ type Config struct {
 type Loop struct {
 	cfg   Config
 	msgs  []model.Message
-	tr    *transcript
+	tr    *transcript.Writer
 	seq   int
 	setup bool
 
@@ -106,7 +107,7 @@ func New(cfg Config) (*Loop, error) {
 	if cfg.SystemPrompt == "" {
 		cfg.SystemPrompt = DefaultSystemPrompt
 	}
-	l := &Loop{cfg: cfg, tr: newTranscript(cfg.Transcript), tools: Tools(cfg.CommandTimeout)}
+	l := &Loop{cfg: cfg, tr: transcript.NewWriter(cfg.Transcript), tools: Tools(cfg.CommandTimeout)}
 	l.msgs = []model.Message{{Role: model.RoleSystem, Content: cfg.SystemPrompt}}
 	l.meter.init()
 	return l, nil
@@ -136,7 +137,7 @@ func (l *Loop) RunPhase(ctx context.Context, phase int, prompt string) (evalctl.
 	}
 	user := model.Message{Role: model.RoleUser, Content: prompt}
 	l.msgs = append(l.msgs, user)
-	l.tr.write(Event{Kind: EventPhaseStart, Phase: phase, Message: &user})
+	l.tr.Write(transcript.Event{Kind: transcript.EventPhaseStart, Phase: phase, Message: &user})
 
 	err := l.turn(ctx, wctx, &turn)
 
@@ -147,9 +148,9 @@ func (l *Loop) RunPhase(ctx context.Context, phase int, prompt string) (evalctl.
 	elapsed := time.Since(start)
 	turn.Seconds = elapsed.Seconds()
 	l.meter.taskSeconds += turn.Seconds
-	l.tr.write(Event{Kind: EventPhaseEnd, Phase: phase, Turn: &turn})
+	l.tr.Write(transcript.Event{Kind: transcript.EventPhaseEnd, Phase: phase, Turn: &turn})
 	if err == nil {
-		err = l.tr.err
+		err = l.tr.Err()
 	}
 	return turn, err
 }
@@ -186,12 +187,12 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *evalctl.Turn) error {
 			}
 		}
 		l.seq++
-		ev := Event{Kind: EventRequest, Phase: turn.Phase, Seq: l.seq, MessageCount: len(l.msgs), MaxTokens: params.MaxTokens}
+		ev := transcript.Event{Kind: transcript.EventRequest, Phase: turn.Phase, Seq: l.seq, MessageCount: len(l.msgs), MaxTokens: params.MaxTokens}
 		if !l.setup {
 			l.setup = true
-			ev.Setup = &RequestSetup{Model: l.cfg.ModelName, Stream: !l.cfg.NoStream, Params: l.cfg.Params, Tools: l.tools, SystemPrompt: l.cfg.SystemPrompt}
+			ev.Setup = &transcript.RequestSetup{Model: l.cfg.ModelName, Stream: !l.cfg.NoStream, Params: l.cfg.Params, Tools: l.tools, SystemPrompt: l.cfg.SystemPrompt}
 		}
-		l.tr.write(ev)
+		l.tr.Write(ev)
 		resp, err := l.cfg.Model.Chat(wctx, model.Request{Model: l.cfg.ModelName, Messages: l.msgs, Tools: l.tools, ToolChoice: "auto", Params: params, Stream: !l.cfg.NoStream})
 		if err != nil {
 			l.modelFailed(ctx, wctx, turn, err)
@@ -223,7 +224,7 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *evalctl.Turn) error {
 		cutCall := resp.FinishReason == model.FinishLength && len(resp.ToolCalls) > 0
 		msg := conversationMessage(resp, cutCall)
 		l.msgs = append(l.msgs, msg)
-		l.tr.write(Event{Kind: EventResponse, Phase: turn.Phase, Seq: l.seq, Response: resp})
+		l.tr.Write(transcript.Event{Kind: transcript.EventResponse, Phase: turn.Phase, Seq: l.seq, Response: resp})
 
 		if len(resp.ToolCalls) == 0 || cutCall {
 			switch {
@@ -311,13 +312,13 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *evalctl.Turn) error {
 // cut has unknown tokens too.
 func (l *Loop) modelFailed(ctx, wctx context.Context, turn *evalctl.Turn, err error) {
 	b := l.cfg.Budgets
-	ev := Event{Kind: EventModelError, Phase: turn.Phase, Seq: l.seq, Error: err.Error()}
+	ev := transcript.Event{Kind: transcript.EventModelError, Phase: turn.Phase, Seq: l.seq, Error: err.Error()}
 	var me *model.Error
 	if errors.As(err, &me) {
 		ev.ErrorKind, ev.ErrorClass = string(me.Kind), string(me.Class())
 		ev.Retries, ev.Response = me.Retries, me.Partial
 	}
-	l.tr.write(ev)
+	l.tr.Write(ev)
 	switch {
 	case ctx.Err() != nil:
 	case errors.Is(context.Cause(wctx), errWallTime):
@@ -367,12 +368,12 @@ func (l *Loop) answer(turn *evalctl.Turn, tc model.ToolCall, res *toolResult, sk
 		content = "(no output)"
 	}
 	l.msgs = append(l.msgs, model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: content})
-	te := &ToolEvent{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments, Result: content, Error: res.failed, Seconds: res.execTime.Seconds(), Skipped: skipped}
+	te := &transcript.ToolEvent{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments, Result: content, Error: res.failed, Seconds: res.execTime.Seconds(), Skipped: skipped}
 	if res.exec != nil {
 		code := res.exec.ExitCode
 		te.ExitCode, te.TimedOut = &code, res.exec.TimedOut
 	}
-	l.tr.write(Event{Kind: EventTool, Phase: turn.Phase, Seq: l.seq, Tool: te})
+	l.tr.Write(transcript.Event{Kind: transcript.EventTool, Phase: turn.Phase, Seq: l.seq, Tool: te})
 }
 
 // selfCheck records a bash command that ran tests or a type check.

@@ -16,6 +16,7 @@ import (
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
+	"github.com/evalctl/evalctl/orchestrator/transcript"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -91,7 +92,7 @@ func (a *attempt) checkAccounting(t *testing.T) {
 	var decode float64
 	responses := 0
 	for _, e := range a.events(t) {
-		if e.Kind == EventResponse {
+		if e.Kind == transcript.EventResponse {
 			responses++
 			tokens += *e.Response.Timings.PredictedN
 			prompt += *e.Response.Timings.PromptN
@@ -128,13 +129,13 @@ func (a *attempt) checkAccounting(t *testing.T) {
 	}
 }
 
-func (a *attempt) events(t *testing.T) []Event {
+func (a *attempt) events(t *testing.T) []transcript.Event {
 	t.Helper()
-	var out []Event
+	var out []transcript.Event
 	sc := bufio.NewScanner(bytes.NewReader(a.transcript.Bytes()))
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
-		var e Event
+		var e transcript.Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("transcript line is not JSON: %v", err)
 		}
@@ -147,7 +148,7 @@ func (a *attempt) events(t *testing.T) []Event {
 func (a *attempt) checkComplete(t *testing.T) {
 	t.Helper()
 	events := a.events(t)
-	if len(events) == 0 || events[0].Kind != EventPhaseStart || events[len(events)-1].Kind != EventPhaseEnd {
+	if len(events) == 0 || events[0].Kind != transcript.EventPhaseStart || events[len(events)-1].Kind != transcript.EventPhaseEnd {
 		t.Fatalf("transcript does not run from phase_start to phase_end: %d events", len(events))
 	}
 	if events[1].Setup == nil || events[1].Setup.SystemPrompt == "" || len(events[1].Setup.Tools) != len(Tools(0)) {
@@ -176,7 +177,7 @@ func (a *attempt) checkComplete(t *testing.T) {
 	}
 	tools := 0
 	for _, e := range events {
-		if e.Kind == EventTool {
+		if e.Kind == transcript.EventTool {
 			tools++
 		}
 	}

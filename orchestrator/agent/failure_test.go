@@ -15,6 +15,7 @@ import (
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
+	"github.com/evalctl/evalctl/orchestrator/transcript"
 )
 
 // metricsDelta is what the server's own counter moved during the attempt.
@@ -54,9 +55,9 @@ func TestServerFailuresEndTheTurn(t *testing.T) {
 			var reqs, failed int
 			for _, e := range a.events(t) {
 				switch e.Kind {
-				case EventRequest:
+				case transcript.EventRequest:
 					reqs++
-				case EventModelError:
+				case transcript.EventModelError:
 					failed++
 					if e.ErrorClass != string(model.ClassServerFailed) || e.ErrorKind != wantKind {
 						t.Errorf("model_error event class %q kind %q", e.ErrorClass, e.ErrorKind)
@@ -101,10 +102,10 @@ func TestCutToolCallIsNotRun(t *testing.T) {
 			}
 			raw := ""
 			for _, e := range a.events(t) {
-				if e.Kind == EventTool {
+				if e.Kind == transcript.EventTool {
 					t.Errorf("a tool event for a cut call: %+v", e.Tool)
 				}
-				if e.Kind == EventResponse && len(e.Response.ToolCalls) == 1 {
+				if e.Kind == transcript.EventResponse && len(e.Response.ToolCalls) == 1 {
 					raw = e.Response.ToolCalls[0].Arguments
 				}
 			}
@@ -133,7 +134,7 @@ func TestKeepAliveDropsAreRetried(t *testing.T) {
 	}
 	responses, retried := 0, 0
 	for _, e := range a.events(t) {
-		if e.Kind == EventResponse {
+		if e.Kind == transcript.EventResponse {
 			responses++
 			for _, r := range e.Response.Retries {
 				if r.Kind != model.KindConnection || r.WaitSeconds != 0 {
@@ -164,7 +165,7 @@ func TestUnavailableIsRetriedAndRecorded(t *testing.T) {
 	}
 	n := 0
 	for _, e := range a.events(t) {
-		if e.Kind == EventResponse {
+		if e.Kind == transcript.EventResponse {
 			n++
 			var kinds []string
 			for _, r := range e.Response.Retries {

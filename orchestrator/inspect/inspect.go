@@ -7,9 +7,7 @@ package inspect
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,8 +20,8 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/evalctl/evalctl"
-	"github.com/evalctl/evalctl/orchestrator/agent"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/transcript"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -34,8 +32,8 @@ type Detail struct {
 	Attempt *evalctl.Attempt `json:"attempt"`
 	// Transcript is every line of transcript.jsonl in order; a torn last
 	// line (a crash mid-write) is left out and counted in TornLines.
-	Transcript []agent.Event `json:"transcript"`
-	TornLines  int           `json:"torn_lines,omitempty"`
+	Transcript []transcript.Event `json:"transcript"`
+	TornLines  int                `json:"torn_lines,omitempty"`
 	// Grades holds the grades per suite id ("dev@1.0.0"), the run's own
 	// suite first, then the others in name order.
 	Grades []SuiteGrades `json:"grades"`
@@ -190,7 +188,7 @@ func Load(dir, id string) (*Detail, error) {
 	return d, nil
 }
 
-func readTranscript(p string) ([]agent.Event, int, error) {
+func readTranscript(p string) ([]transcript.Event, int, error) {
 	f, err := os.Open(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, 0, nil
@@ -199,19 +197,7 @@ func readTranscript(p string) ([]agent.Event, int, error) {
 		return nil, 0, err
 	}
 	defer f.Close()
-	var out []agent.Event
-	torn := 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<28)
-	for sc.Scan() {
-		var e agent.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			torn++
-			continue
-		}
-		out = append(out, e)
-	}
-	return out, torn, sc.Err()
+	return transcript.Read(f)
 }
 
 // planSuite is the part of plan.json that says where the suite was.

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/evalctl/evalctl"
-	"github.com/evalctl/evalctl/orchestrator/agent"
+	"github.com/evalctl/evalctl/orchestrator/transcript"
 )
 
 // TextOptions shape the terminal rendering.
@@ -142,22 +142,22 @@ func (p *printer) conversation(d *Detail) {
 			p.f("\n== phase %d\n", phase)
 		}
 		switch e.Kind {
-		case agent.EventPhaseStart:
+		case transcript.EventPhaseStart:
 			if e.Message != nil {
 				p.f("[user]\n")
 				p.block("  ", e.Message.Content)
 			}
-		case agent.EventRequest:
+		case transcript.EventRequest:
 			p.f("[request %d] %d messages, max_tokens %d", e.Seq, e.MessageCount, e.MaxTokens)
 			if s := e.Setup; s != nil {
 				p.f(", model %s, stream %v, %d tools", s.Model, s.Stream, len(s.Tools))
 			}
 			p.f("\n")
-		case agent.EventResponse:
+		case transcript.EventResponse:
 			p.response(e)
-		case agent.EventModelError:
+		case transcript.EventModelError:
 			p.f("[model error %d] %s: %s\n", e.Seq, e.ErrorKind, e.Error)
-		case agent.EventTool:
+		case transcript.EventTool:
 			t := e.Tool
 			if t == nil {
 				continue
@@ -177,7 +177,7 @@ func (p *printer) conversation(d *Detail) {
 			}
 			p.f(", %.2f s, result %d bytes\n", t.Seconds, len(t.Result))
 			p.block("  ", t.Result)
-		case agent.EventPhaseEnd:
+		case transcript.EventPhaseEnd:
 			if t := e.Turn; t != nil {
 				p.f("[end of phase %d] %s after %.1f s, %d responses, agent finished %v, final text %v, last test %s",
 					t.Phase, t.Termination, t.Seconds, t.Responses, t.AgentFinished, t.FinalText, selfCheck(t.LastTest))
@@ -199,7 +199,7 @@ func (p *printer) conversation(d *Detail) {
 	}
 }
 
-func (p *printer) response(e agent.Event) {
+func (p *printer) response(e transcript.Event) {
 	r := e.Response
 	if r == nil {
 		return

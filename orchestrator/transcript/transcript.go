@@ -1,6 +1,18 @@
-package agent
+// Package transcript holds an attempt's transcript in its on-disk form:
+// the JSON lines the tool loop (orchestrator/agent) writes to
+// transcript.jsonl, and their reader. Readers of stored runs (inspect,
+// the viewer, the live display) need the lines but not the loop, which
+// drives a sandbox; with the types here they link no Docker package.
+//
+// It is a package of its own rather than part of the root package's
+// records because a line carries the model client's messages, responses
+// and parameters (orchestrator/model) verbatim, and the root imports only
+// the standard library. It imports the root, orchestrator/model and the
+// standard library only.
+package transcript
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -79,21 +91,24 @@ type ToolEvent struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
-// transcript writes events as JSON lines; the first write error sticks.
-// Only the loop's goroutine writes it (a Loop is not for concurrent use).
-type transcript struct {
+// Writer writes events as JSON lines; the first write error sticks
+// (Err). A Writer is not for concurrent use.
+type Writer struct {
 	enc *json.Encoder
 	err error
 }
 
-func newTranscript(w io.Writer) *transcript {
+// NewWriter returns a Writer to w; a nil w writes nothing.
+func NewWriter(w io.Writer) *Writer {
 	if w == nil {
-		return &transcript{}
+		return &Writer{}
 	}
-	return &transcript{enc: json.NewEncoder(w)}
+	return &Writer{enc: json.NewEncoder(w)}
 }
 
-func (t *transcript) write(e Event) {
+// Write writes e as one line, stamping the time now if e has none. After
+// a failed write it writes nothing more.
+func (t *Writer) Write(e Event) {
 	if t.enc == nil {
 		return
 	}
@@ -106,4 +121,24 @@ func (t *transcript) write(e Event) {
 	if err := t.enc.Encode(e); err != nil {
 		t.err = fmt.Errorf("write transcript: %w", err)
 	}
+}
+
+// Err is the first write error, if any.
+func (t *Writer) Err() error { return t.err }
+
+// Read reads a transcript's lines. A line that is not an event (torn by
+// a crash mid-write) is skipped and counted in torn, so what was written
+// before and after it is still shown.
+func Read(r io.Reader) (events []Event, torn int, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<28)
+	for sc.Scan() {
+		var e Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			torn++
+			continue
+		}
+		events = append(events, e)
+	}
+	return events, torn, sc.Err()
 }
