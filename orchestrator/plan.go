@@ -46,6 +46,9 @@ type Plan struct {
 	// whatever the endpoints: two servers on one GPU never decode together.
 	Concurrency int    `json:"concurrency"`
 	Guards      Guards `json:"guards"`
+	// SandboxHosts are the engines that run sandboxes (empty: the one
+	// local engine).
+	SandboxHosts []SandboxHost `json:"sandbox_hosts,omitempty"`
 	// Slots is the realised order of attempts.
 	Slots []Slot `json:"slots"`
 	// Sweeps record the arms declared once with a sweep and the value
@@ -256,6 +259,10 @@ type planYAML struct {
 	Concurrency int `yaml:"concurrency" range:"1,"`
 	// Guards stop the run cleanly between attempts; resume it later.
 	Guards Guards `yaml:"guards"`
+	// SandboxHosts are the Docker Engines that run agent and grading
+	// containers, each with its capacity (default: the local engine alone,
+	// one container per attempt in flight). See README "Sandbox hosts".
+	SandboxHosts []SandboxHost `yaml:"sandbox_hosts"`
 	// Defaults holds budgets for arms that leave them unset.
 	Defaults *armDefault `yaml:"defaults"`
 }
@@ -462,6 +469,10 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 	if p.Concurrency == 0 {
 		p.Concurrency = 1
 	}
+	if err := checkSandboxHosts(file, "sandbox_hosts", doc.Line, py.SandboxHosts); err != nil {
+		return nil, nil, err
+	}
+	p.SandboxHosts = py.SandboxHosts
 	if p.Concurrency < 0 {
 		return nil, nil, bad("concurrency", "must be at least 1")
 	}

@@ -16,7 +16,8 @@ import (
 // Host is one engine of a pool and how many containers it may run at once.
 type Host struct {
 	Engine *Engine
-	// Capacity is the number of concurrent containers (at least 1).
+	// Capacity is the number of concurrent containers; 0 makes the engine
+	// the image's source only (allowed for the first).
 	Capacity int
 	// Machine names the machine the engine runs on; agent containers whose
 	// Spec.Near names it go there first (the endpoint's machine).
@@ -78,8 +79,8 @@ func NewHosts(hosts []Host, log io.Writer) (*Hosts, error) {
 			return nil, fmt.Errorf("sandbox hosts: engine %q named twice", host.Engine.name)
 		}
 		seen[host.Engine.name] = true
-		if host.Capacity < 1 {
-			host.Capacity = 1
+		if host.Capacity < 0 || (host.Capacity == 0 && len(h.hosts) > 0) {
+			return nil, fmt.Errorf("sandbox hosts: engine %q has capacity %d: give it at least 1", host.Engine.name, host.Capacity)
 		}
 		h.hosts = append(h.hosts, &hostSlot{Host: host})
 	}
@@ -100,7 +101,7 @@ func (h *Hosts) Capacity() int {
 	n := 0
 	for _, s := range h.hosts {
 		if !s.Engine.Lost() {
-			n += s.Capacity
+			n += s.Capacity // the source's 0 adds nothing
 		}
 	}
 	return n
@@ -190,7 +191,7 @@ func (h *Hosts) acquire(ctx context.Context, near string) (*hostSlot, error) {
 		var best *hostSlot
 		live := 0
 		for _, s := range h.hosts {
-			if s.Engine.Lost() {
+			if s.Engine.Lost() || s.Capacity == 0 {
 				continue
 			}
 			live++
@@ -244,7 +245,7 @@ func (h *Hosts) drained(slot *hostSlot, cause error) {
 	h.changed = make(chan struct{})
 	left := 0
 	for _, s := range h.hosts {
-		if !s.Engine.Lost() {
+		if !s.Engine.Lost() && s.Capacity > 0 {
 			left++
 		}
 	}
