@@ -20,14 +20,14 @@ import (
 )
 
 // hostsPlanFile writes a plan of two arms (the reference and a control)
-// on a pool of two scripted replicas (devices m1, m2) over both fixture
-// cases x 2 repeats, 8 attempts, two in flight; hosts, when set, is its
+// on a pool of two scripted replicas (devices m1, m2) over the fixture's
+// Python case x 2 repeats, 4 attempts, two in flight; hosts, when set, is its
 // sandbox_hosts block.
 func hostsPlanFile(t *testing.T, r0, r1, hosts string) string {
 	t.Helper()
 	suite, _ := filepath.Abs(fixtureSuite)
 	reps := fmt.Sprintf(`[{base_url: "%s", device: m1}, {base_url: "%s", device: m2}]`, r0, r1)
-	p := fmt.Sprintf("suite: %s\nrepeats: [{label: r1, seed: 1}, {label: r2, seed: 2}]\narms:\n"+
+	p := fmt.Sprintf("suite: %s\ncases: [adder]\nrepeats: [{label: r1, seed: 1}, {label: r2, seed: 2}]\narms:\n"+
 		"  - {name: ref, endpoint: {model: reference, replicas: %s}, max_tokens: 8192}\n"+
 		"  - {name: ctl, endpoint: {model: \"control:negative-zero\", replicas: %s}, max_tokens: 8192}\n%s", suite, reps, reps, hosts)
 	f := filepath.Join(t.TempDir(), "plan.yaml")
@@ -121,8 +121,8 @@ func TestCohortOnTwoEnginesMatchesOne(t *testing.T) {
 	}
 	want, _, _ := outcomes(t, one.Dir)
 	got, bySlot, grades := outcomes(t, two.Dir)
-	if len(want) != 8 {
-		t.Fatalf("one engine: %d slots, want 8", len(want))
+	if len(want) != 4 {
+		t.Fatalf("one engine: %d slots, want 4", len(want))
 	}
 	for k, w := range want {
 		if got[k] != w {
@@ -190,8 +190,8 @@ func TestKillingAnEngineMidRunLosesNoAttempt(t *testing.T) {
 		t.Errorf("the run did not say it lost the engine:\n%s", progress.String())
 	}
 	got, bySlot, _ := outcomes(t, res.Dir)
-	if len(got) != 8 {
-		t.Fatalf("%d slots accounted for, want 8", len(got))
+	if len(got) != 4 {
+		t.Fatalf("%d slots accounted for, want 4", len(got))
 	}
 	infra := 0
 	for k, as := range bySlot {
