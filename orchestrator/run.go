@@ -60,7 +60,7 @@ type Options struct {
 	// SandboxHosts, when set, are the engines that run sandboxes instead
 	// of the plan's sandbox_hosts (evalctl run --sandbox-hosts).
 	SandboxHosts []SandboxHost
-	Image  *sandbox.BuiltImage
+	Image        *sandbox.BuiltImage
 	// GradeConcurrency bounds concurrent grades (default 1).
 	GradeConcurrency int
 	// Temperature feeds the temperature guard (nil: no guard reading).
