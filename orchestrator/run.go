@@ -57,10 +57,10 @@ type Options struct {
 	// is one engine or a pool (the plan's sandbox_hosts, or SandboxHosts,
 	// make a pool around the one engine given).
 	Engine Sandboxes
+	Image  *sandbox.BuiltImage
 	// SandboxHosts, when set, are the engines that run sandboxes instead
 	// of the plan's sandbox_hosts (evalctl run --sandbox-hosts).
 	SandboxHosts []SandboxHost
-	Image        *sandbox.BuiltImage
 	// GradeConcurrency bounds concurrent grades (default 1).
 	GradeConcurrency int
 	// Temperature feeds the temperature guard (nil: no guard reading).
