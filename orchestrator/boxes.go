@@ -41,11 +41,20 @@ func newBoxes(ctx context.Context, engine starter, spec sandbox.Spec, waiting in
 // near is the attempt's device, which a pool of engines places the
 // container near.
 func (b *boxes) take(ctx context.Context, attempt, near string) (*sandbox.Container, error) {
+	// On a pool, a spare is taken only from the engine the attempt's
+	// device prefers (when one does).
+	want := ""
+	if p, ok := b.engine.(interface{ EngineFor(near string) string }); ok {
+		want = p.EngineFor(near)
+	}
 	b.mu.Lock()
 	b.waiting--
-	if n := len(b.spares); n > 0 {
-		c := b.spares[n-1]
-		b.spares = b.spares[:n-1]
+	for i := len(b.spares) - 1; i >= 0; i-- {
+		c := b.spares[i]
+		if want != "" && c.EngineName() != want {
+			continue
+		}
+		b.spares = append(b.spares[:i], b.spares[i+1:]...)
 		b.mu.Unlock()
 		return c, nil
 	}

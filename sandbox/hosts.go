@@ -399,3 +399,17 @@ func (h *Hosts) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// EngineFor names the live engine a container near the given machine goes
+// to first ("" when no engine is on that machine).
+func (h *Hosts) EngineFor(near string) string {
+	if near == "" {
+		return ""
+	}
+	for _, s := range h.hosts {
+		if s.Machine == near && s.Capacity > 0 && !s.Engine.Lost() {
+			return s.Engine.name
+		}
+	}
+	return ""
+}
