@@ -241,7 +241,7 @@ func (c *Container) Remove(ctx context.Context) error {
 		}
 	}
 	c.removed = make(chan struct{})
-	stopWatch := c.stopWatch
+	stopWatch, release := c.stopWatch, c.release
 	c.mu.Unlock()
 	defer close(c.removed)
 	if stopWatch != nil {
@@ -263,8 +263,8 @@ func (c *Container) Remove(ctx context.Context) error {
 	if err := c.engine.forceRemove(ctx, c.ID); err != nil {
 		c.removeErr = fmt.Errorf("remove container %s on %s: %w", c.Short(), c.engine.name, err)
 	}
-	if c.release != nil {
-		c.release()
+	if release != nil {
+		release()
 	}
 	return c.removeErr
 }

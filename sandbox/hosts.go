@@ -48,6 +48,8 @@ type Hosts struct {
 	image   *BuiltImage
 	loads   map[*Engine]*imageLoad
 	sent    int
+	// announced holds the engines whose draining was logged.
+	announced map[*Engine]bool
 }
 
 type hostSlot struct {
@@ -69,7 +71,7 @@ func NewHosts(hosts []Host, log io.Writer) (*Hosts, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	h := &Hosts{log: log, changed: make(chan struct{}), loads: map[*Engine]*imageLoad{}}
+	h := &Hosts{log: log, changed: make(chan struct{}), loads: map[*Engine]*imageLoad{}, announced: map[*Engine]bool{}}
 	seen := map[string]bool{}
 	for _, host := range hosts {
 		if host.Engine == nil {
@@ -178,9 +180,14 @@ func (h *Hosts) startOn(ctx context.Context, slot *hostSlot, spec Spec) (*Contai
 		return nil, err
 	}
 	var once sync.Once
+	release := func() { once.Do(func() { h.free(slot) }) }
 	c.mu.Lock()
-	c.release = func() { once.Do(func() { h.free(slot) }) }
+	removing := c.removed != nil // removed already (ctx ended): its Remove saw no release
+	c.release = release
 	c.mu.Unlock()
+	if removing {
+		release()
+	}
 	return c, nil
 }
 
@@ -241,6 +248,11 @@ func (h *Hosts) free(slot *hostSlot) {
 // they choose among the rest.
 func (h *Hosts) drained(slot *hostSlot, cause error) {
 	h.mu.Lock()
+	if h.announced[slot.Engine] {
+		h.mu.Unlock()
+		return
+	}
+	h.announced[slot.Engine] = true
 	close(h.changed)
 	h.changed = make(chan struct{})
 	left := 0
@@ -256,15 +268,12 @@ func (h *Hosts) drained(slot *hostSlot, cause error) {
 // Drain checks the engine of a container whose work failed; if it stopped
 // answering, it is drained (logged once) and Drain reports true.
 func (h *Hosts) Drain(ctx context.Context, c *Container) bool {
-	wasLost := c.engine.Lost()
 	if c.engine.Alive(ctx) {
 		return false
 	}
-	if !wasLost {
-		for _, s := range h.hosts {
-			if s.Engine == c.engine {
-				h.drained(s, ErrEngineLost)
-			}
+	for _, s := range h.hosts {
+		if s.Engine == c.engine {
+			h.drained(s, ErrEngineLost)
 		}
 	}
 	return true
