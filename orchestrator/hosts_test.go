@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/orchestrator"
@@ -166,23 +168,22 @@ func TestKillingAnEngineMidRunLosesNoAttempt(t *testing.T) {
 	}
 	want, _, _ := outcomes(t, one.Dir)
 
+	// The remote engine dies while an attempt on device m2 (whose agent
+	// container is on that engine) is in its tool loop: at the third chat
+	// request its replica receives (the preflight's, then the attempt's
+	// first two).
 	remote := sandboxtest.StartEngine(t, sandboxtest.ExtraOptions{TLS: true})
-	watch := remote.Connect(t, "watch")
-	killed := make(chan struct{})
-	go func() {
-		defer close(killed)
-		deadline := time.Now().Add(3 * time.Minute)
-		for time.Now().Before(deadline) {
-			if ids, err := watch.List(context.Background(), nil); err == nil && len(ids) > 0 {
-				remote.Kill()
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
+	var chats atomic.Int32
+	killing := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.HasSuffix(req.URL.Path, "/chat/completions") && chats.Add(1) == 3 {
+			remote.Kill()
 		}
-	}()
+		r1.ServeHTTP(w, req)
+	})
+	dying := httptest.NewServer(killing)
+	t.Cleanup(dying.Close)
 	progress := &syncWriter{b: &strings.Builder{}}
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: hostsPlanFile(t, r0.URL(), r1.URL(), twoEngineHosts(remote)), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2, Progress: progress})
-	<-killed
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{PlanFile: hostsPlanFile(t, r0.URL(), dying.URL, twoEngineHosts(remote)), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2, Progress: progress})
 	if err != nil && !errors.Is(err, orchestrator.ErrIncomplete) {
 		t.Fatalf("run: %v", err)
 	}
@@ -209,7 +210,12 @@ func TestKillingAnEngineMidRunLosesNoAttempt(t *testing.T) {
 			t.Errorf("%s: state %s, want completed or infra_failed", k, a.State)
 		}
 	}
-	t.Logf("%d infrastructure failure(s) from the lost engine", infra)
+	if chats.Load() < 3 {
+		t.Fatalf("the replica on m2 saw %d chat requests: the engine was never killed", chats.Load())
+	}
+	if infra == 0 {
+		t.Error("no attempt in flight on the lost engine became an infrastructure failure")
+	}
 
 	// Resume on the engine left, replacing what the loss cost.
 	_, err = orchestrator.Run(context.Background(), orchestrator.Options{ResumeDir: res.Dir, ReplaceInfra: true, Engine: eng, Image: img, GradeConcurrency: 2,

@@ -168,6 +168,12 @@ func (e *Engine) APIVersion() string { return e.cli.ClientVersion() }
 // (e.g. {LabelRun: id}); with no labels, every evalctl container. It returns
 // the names of the containers removed.
 func (e *Engine) Prune(ctx context.Context, labels map[string]string) ([]string, error) {
+	names, _, err := e.prune(ctx, labels)
+	return names, err
+}
+
+// prune is Prune, also returning the removed containers' IDs.
+func (e *Engine) prune(ctx context.Context, labels map[string]string) (names, ids []string, err error) {
 	args := filters.NewArgs(filters.Arg("label", LabelManaged+"=1"))
 	for k, v := range labels {
 		args.Add("label", k+"="+v)
@@ -176,7 +182,7 @@ func (e *Engine) Prune(ctx context.Context, labels map[string]string) ([]string,
 	defer cancel()
 	list, err := e.cli.ContainerList(lctx, container.ListOptions{All: true, Filters: args})
 	if err != nil {
-		return nil, fmt.Errorf("list evalctl containers: %w", err)
+		return nil, nil, fmt.Errorf("list evalctl containers: %w", err)
 	}
 	var removed []string
 	var errs []error
@@ -191,8 +197,9 @@ func (e *Engine) Prune(ctx context.Context, labels map[string]string) ([]string,
 			name = strings.TrimPrefix(c.Names[0], "/")
 		}
 		removed = append(removed, name)
+		ids = append(ids, c.ID)
 	}
-	return removed, errors.Join(errs...)
+	return removed, ids, errors.Join(errs...)
 }
 
 // forceRemove removes a container and its volumes. A container the engine

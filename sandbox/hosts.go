@@ -48,6 +48,9 @@ type Hosts struct {
 	image   *BuiltImage
 	loads   map[*Engine]*imageLoad
 	sent    int
+	// live maps the pool's containers (by ID) to their releases, so that
+	// a prune frees the places of what it removed.
+	live map[string]func()
 	// announced holds the engines whose draining was logged.
 	announced map[*Engine]bool
 }
@@ -71,7 +74,7 @@ func NewHosts(hosts []Host, log io.Writer) (*Hosts, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	h := &Hosts{log: log, changed: make(chan struct{}), loads: map[*Engine]*imageLoad{}, announced: map[*Engine]bool{}}
+	h := &Hosts{log: log, changed: make(chan struct{}), loads: map[*Engine]*imageLoad{}, announced: map[*Engine]bool{}, live: map[string]func(){}}
 	seen := map[string]bool{}
 	for _, host := range hosts {
 		if host.Engine == nil {
@@ -180,7 +183,17 @@ func (h *Hosts) startOn(ctx context.Context, slot *hostSlot, spec Spec) (*Contai
 		return nil, err
 	}
 	var once sync.Once
-	release := func() { once.Do(func() { h.free(slot) }) }
+	release := func() {
+		once.Do(func() {
+			h.mu.Lock()
+			delete(h.live, c.ID)
+			h.mu.Unlock()
+			h.free(slot)
+		})
+	}
+	h.mu.Lock()
+	h.live[c.ID] = release
+	h.mu.Unlock()
 	c.mu.Lock()
 	removing := c.removed != nil // removed already (ctx ended): its Remove saw no release
 	c.release = release
@@ -383,7 +396,8 @@ func shortID(id string) string {
 	return id
 }
 
-// Prune removes evalctl containers matching labels on every live engine.
+// Prune removes evalctl containers matching labels on every live engine;
+// the places of the pool's own containers among them are freed.
 func (h *Hosts) Prune(ctx context.Context, labels map[string]string) ([]string, error) {
 	var all []string
 	var errs []error
@@ -391,8 +405,16 @@ func (h *Hosts) Prune(ctx context.Context, labels map[string]string) ([]string, 
 		if s.Engine.Lost() {
 			continue
 		}
-		removed, err := s.Engine.Prune(ctx, labels)
+		removed, ids, err := s.Engine.prune(ctx, labels)
 		all = append(all, removed...)
+		for _, id := range ids {
+			h.mu.Lock()
+			release := h.live[id]
+			h.mu.Unlock()
+			if release != nil {
+				release() // a container of ours pruned: its place is free
+			}
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("engine %s: %w", s.Engine.name, err))
 		}

@@ -158,5 +158,16 @@ func Conformance(t *testing.T, b Backend, image string) {
 		if again, _ := b.Prune(context.Background(), map[string]string{sandbox.LabelRun: label}); len(again) != 0 {
 			t.Errorf("left after prune: %v", again)
 		}
+		// What a prune removed holds no place any more (a pool of small
+		// capacity would wait forever otherwise).
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		for i := 0; i < 2; i++ {
+			c, err := b.Start(ctx, sandbox.Spec{Image: image, Role: sandbox.RoleTest, Run: label})
+			if err != nil {
+				t.Fatalf("start after the prune: %v", err)
+			}
+			defer c.Remove(context.Background())
+		}
 	})
 }
