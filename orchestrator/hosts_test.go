@@ -210,6 +210,23 @@ func TestKillingAnEngineMidRunLosesNoAttempt(t *testing.T) {
 			t.Errorf("%s: state %s, want completed or infra_failed", k, a.State)
 		}
 	}
+	st, err := runstore.Open(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := st.Events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained := 0
+	for _, e := range events {
+		if e.Kind == "engine_drained" && strings.Contains(e.Detail, "there") {
+			drained++
+		}
+	}
+	if drained != 1 {
+		t.Errorf("%d engine_drained events for the lost engine, want 1", drained)
+	}
 	if chats.Load() < 3 {
 		t.Fatalf("the replica on m2 saw %d chat requests: the engine was never killed", chats.Load())
 	}

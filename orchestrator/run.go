@@ -128,6 +128,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	defer r.store.Unlock()
 	defer r.closeHosts()
+	if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
+		pool.OnDrain(func(engine string, cause error) {
+			r.store.AppendEvent(runstore.Event{Kind: "engine_drained", Detail: fmt.Sprintf("sandbox engine %s stopped answering (%v); the run continued on the others", engine, cause)})
+		})
+	}
 	err = r.execute(ctx)
 	r.servers.stop(ctx)
 	r.sweep(context.WithoutCancel(ctx))

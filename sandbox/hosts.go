@@ -51,6 +51,8 @@ type Hosts struct {
 	// live maps the pool's containers (by ID) to their releases, so that
 	// a prune frees the places of what it removed.
 	live map[string]func()
+	// onDrain, when set, hears of each drained engine (once).
+	onDrain func(engine string, cause error)
 	// announced holds the engines whose draining was logged.
 	announced map[*Engine]bool
 }
@@ -274,8 +276,19 @@ func (h *Hosts) drained(slot *hostSlot, cause error) {
 			left++
 		}
 	}
+	onDrain := h.onDrain
 	h.mu.Unlock()
 	fmt.Fprintf(h.log, "sandbox engine %s stopped answering (%v): drained; continuing on %d engine(s)\n", slot.Engine.name, cause, left)
+	if onDrain != nil {
+		onDrain(slot.Engine.name, cause)
+	}
+}
+
+// OnDrain sets a function told of each engine drained (a run records it).
+func (h *Hosts) OnDrain(f func(engine string, cause error)) {
+	h.mu.Lock()
+	h.onDrain = f
+	h.mu.Unlock()
 }
 
 // Drain checks the engine of a container whose work failed; if it stopped
