@@ -101,9 +101,9 @@ func (w *syncWriter) String() string {
 }
 
 func twoEngineHosts(remote *sandboxtest.ExtraEngine) string {
-	// Room for an attempt's agent, a spare and both grades on each
+	// Room for an attempt's agent, spares, both grades and containers being removed on each
 	// engine, so that placement near the endpoint is always possible.
-	return fmt.Sprintf("sandbox_hosts:\n  - {name: here, capacity: 6, machine: m1}\n  - {name: there, host: %q, tls_dir: %q, capacity: 6, machine: m2}\n", remote.Host, remote.TLSDir)
+	return fmt.Sprintf("sandbox_hosts:\n  - {name: here, capacity: 8, machine: m1}\n  - {name: there, host: %q, tls_dir: %q, capacity: 8, machine: m2}\n", remote.Host, remote.TLSDir)
 }
 
 // TestCohortOnTwoEnginesMatchesOne: the same cohort on one engine and on
