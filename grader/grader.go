@@ -77,14 +77,19 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	for try := 1; ; try++ {
 		var box *sandbox.Container
 		gr, err := g.grade(ctx, s, c, phase, answer, labels, &box)
+		pool, isPool := g.engine.(drainer)
+		if err == nil && isPool && box != nil && box.EngineLost(ctx) {
+			// An engine that died under the last command can make it look
+			// like the answer's failure: such a grade is not kept.
+			err = fmt.Errorf("grade %s phase %d: %w", c.Name, phase, sandbox.ErrEngineLost)
+		}
 		if err == nil {
 			if box != nil {
 				gr.Engine = box.EngineName()
 			}
 			return gr, nil
 		}
-		pool, ok := g.engine.(drainer)
-		if !ok || box == nil || ctx.Err() != nil || try == maxEngineTries || !pool.Drain(ctx, box) {
+		if !isPool || box == nil || ctx.Err() != nil || try == maxEngineTries || !pool.Drain(ctx, box) {
 			if box != nil && ctx.Err() == nil && box.EngineLost(ctx) {
 				return nil, fmt.Errorf("%w: engine %s: %w", sandbox.ErrEngineLost, box.EngineName(), err)
 			}

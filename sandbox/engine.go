@@ -261,23 +261,28 @@ func (e *Engine) StorageDriver(ctx context.Context) (string, error) {
 // placed there is an infrastructure failure, to be retried elsewhere.
 var ErrEngineLost = errors.New("sandbox engine stopped answering")
 
-// Alive pings the engine (a few seconds at most). An engine that does not
+// Alive pings the engine (ten seconds at most). An engine that does not
 // answer is lost for good: the pool drains it and never places work there
 // again in this process.
 func (e *Engine) Alive(ctx context.Context) bool {
 	if e.lost.Load() {
 		return false
 	}
-	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if _, err := e.cli.Ping(pctx); err != nil {
+	// Two tries: a loaded engine may be slow to answer once; a lost one
+	// refuses at once or never answers.
+	for try := 0; try < 2; try++ {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := e.cli.Ping(pctx)
+		cancel()
+		if err == nil {
+			return true
+		}
 		if ctx.Err() != nil {
 			return true // our caller gave up; says nothing of the engine
 		}
-		e.lost.Store(true)
-		return false
 	}
-	return true
+	e.lost.Store(true)
+	return false
 }
 
 // Lost reports whether Alive found the engine gone.
