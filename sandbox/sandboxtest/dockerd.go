@@ -118,7 +118,9 @@ func StartEngine(t testing.TB, opts ExtraOptions) *ExtraEngine {
 	}
 	e.cmd = exec.Command(Dockerd, args...)
 	e.cmd.Stdout, e.cmd.Stderr = logf, logf
-	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A test binary killed by its timeout runs no cleanup: the engine
+	// goes with it (SIGTERM, so it unmounts what it can).
+	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := e.cmd.Start(); err != nil {
 		t.Fatalf("extra engine: start dockerd: %v", err)
 	}
