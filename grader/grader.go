@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 )
@@ -73,7 +74,7 @@ const maxEngineTries = 3
 // pool of engines, a grade whose engine stops answering is graded again on
 // another (a grade is a pure function of answer, case and image, so the
 // retry changes nothing but the engine recorded).
-func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels Labels) (*Grade, error) {
+func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels Labels) (*evalctl.Grade, error) {
 	for try := 1; ; try++ {
 		var box *sandbox.Container
 		gr, err := g.grade(ctx, s, c, phase, answer, labels, &box)
@@ -99,7 +100,7 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 }
 
 // grade is one try of Grade; used is the container it ran in.
-func (g *Grader) grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels Labels, used **sandbox.Container) (*Grade, error) {
+func (g *Grader) grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels Labels, used **sandbox.Container) (*evalctl.Grade, error) {
 	p := c.Phase(phase)
 	if p == nil {
 		return nil, fmt.Errorf("grade %s: case has no phase %d", c.Name, phase)
@@ -116,10 +117,10 @@ func (g *Grader) grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 		return nil, fmt.Errorf("grade %s phase %d: read snapshot: %w", c.Name, phase, err)
 	}
 	if sandbox.IsTooLarge(entries) {
-		return &Grade{
+		return &evalctl.Grade{
 			Suite: s.Name, SuiteVersion: s.Version, SuiteFingerprint: s.Fingerprint,
 			Case: c.Name, Phase: phase, SnapshotSHA256: answer.SHA256, ImageID: g.imageID,
-			AnswerTooLarge: true, Groups: []GroupResult{}, GradedAt: time.Now().UTC(), Seconds: time.Since(start).Seconds(),
+			AnswerTooLarge: true, Groups: []evalctl.GroupResult{}, GradedAt: time.Now().UTC(), Seconds: time.Since(start).Seconds(),
 		}, nil
 	}
 	pristine, err := Pristine(c, phase)
@@ -131,7 +132,7 @@ func (g *Grader) grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	if err != nil {
 		return nil, fmt.Errorf("grade %s: read checks: %w", c.Name, err)
 	}
-	gr := &Grade{
+	gr := &evalctl.Grade{
 		Suite: s.Name, SuiteVersion: s.Version, SuiteFingerprint: s.Fingerprint,
 		Case: c.Name, Phase: phase, SnapshotSHA256: answer.SHA256, ImageID: g.imageID,
 		ProtectedChanges: audit.Protected, ProtectedChangesCount: len(audit.Protected),

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
@@ -41,7 +41,7 @@ func hostsPlanFile(t *testing.T, r0, r1, hosts string) string {
 
 // outcomes maps each slot (arm case repeat) of a run to what it came to:
 // the state of its latest attempt and each phase's verdict and groups.
-func outcomes(t *testing.T, dir string) (map[string]string, map[string][]*runstore.Attempt, []*grader.Grade) {
+func outcomes(t *testing.T, dir string) (map[string]string, map[string][]*evalctl.Attempt, []*evalctl.Grade) {
 	t.Helper()
 	st, err := runstore.Open(dir)
 	if err != nil {
@@ -51,13 +51,13 @@ func outcomes(t *testing.T, dir string) (map[string]string, map[string][]*runsto
 	if err != nil {
 		t.Fatal(err)
 	}
-	bySlot := map[string][]*runstore.Attempt{}
+	bySlot := map[string][]*evalctl.Attempt{}
 	for _, a := range all {
 		k := a.Arm + " " + a.Case + " " + a.Repeat
 		bySlot[k] = append(bySlot[k], a)
 	}
 	out := map[string]string{}
-	var grades []*grader.Grade
+	var grades []*evalctl.Grade
 	for k, as := range bySlot {
 		sort.Slice(as, func(i, j int) bool { return as[i].ID < as[j].ID })
 		last := as[len(as)-1]
@@ -202,8 +202,8 @@ func TestKillingAnEngineMidRunLosesNoAttempt(t *testing.T) {
 			t.Errorf("%s: %d attempts before any replacement", k, len(as))
 		}
 		switch a := as[0]; a.State {
-		case runstore.Completed:
-		case runstore.InfraFailed:
+		case evalctl.Completed:
+		case evalctl.InfraFailed:
 			infra++
 			if !strings.Contains(a.Error, "there") {
 				t.Errorf("%s: infra failure %q does not name the lost engine", k, a.Error)
@@ -249,7 +249,7 @@ func TestKillingAnEngineMidRunLosesNoAttempt(t *testing.T) {
 		}
 		completed := 0
 		for _, a := range bySlot[k] {
-			if a.State == runstore.Completed {
+			if a.State == evalctl.Completed {
 				completed++
 			}
 		}
