@@ -16,6 +16,9 @@ type Grade struct {
 	// SnapshotSHA256 identifies the graded answer (the canonical tarball).
 	SnapshotSHA256 string `json:"snapshot_sha256"`
 	ImageID        string `json:"image_id"`
+	// Engine names the Docker Engine the grade ran on (a sandbox host's
+	// name, or "local"); empty when no container ran (an answer too large).
+	Engine string `json:"engine,omitempty"`
 	// ProtectedChanges lists protected files the answer modified, added or
 	// deleted; they were restored before any check ran.
 	ProtectedChanges      []string `json:"protected_changes"`

@@ -61,6 +61,10 @@ type Attempt struct {
 	ImageID        string        `json:"image_id"`
 	EvalctlVersion string        `json:"evalctl_version"`
 	Endpoint       *EndpointInfo `json:"endpoint"`
+	// SandboxEngine names the Docker Engine the agent's container ran on
+	// (a plan's sandbox_hosts name, or "local"); the image it ran is
+	// ImageID on every engine. Empty until the container started.
+	SandboxEngine string `json:"sandbox_engine,omitempty"`
 	// Server is the identity file (relative to the run directory) of the
 	// model server evalctl started for the attempt from the arm's profile:
 	// build, model path, flags, weight digests. Empty for arms that name

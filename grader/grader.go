@@ -61,8 +61,46 @@ func New(engine Engine, image, imageID string, opts Options) *Grader {
 // crashed run's containers can be pruned.
 type Labels struct{ Run, Attempt string }
 
-// Grade grades the answer for phase (1-based) of case c of suite s.
+// drainer is a pool of engines (*sandbox.Hosts): it drains an engine that
+// stopped answering, and places the next container on another.
+type drainer interface {
+	Drain(ctx context.Context, c *sandbox.Container) bool
+}
+
+// maxEngineTries bounds how many engines one grade is tried on.
+const maxEngineTries = 3
+
+// Grade grades the answer for phase (1-based) of case c of suite s. On a
+// pool of engines, a grade whose engine stops answering is graded again on
+// another (a grade is a pure function of answer, case and image, so the
+// retry changes nothing but the engine recorded).
 func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels Labels) (*evalctl.Grade, error) {
+	for try := 1; ; try++ {
+		var box *sandbox.Container
+		gr, err := g.grade(ctx, s, c, phase, answer, labels, &box)
+		pool, isPool := g.engine.(drainer)
+		if err == nil && isPool && box != nil && box.EngineLost(ctx) {
+			// An engine that died under the last command can make it look
+			// like the answer's failure: such a grade is not kept.
+			err = fmt.Errorf("grade %s phase %d: %w", c.Name, phase, sandbox.ErrEngineLost)
+		}
+		if err == nil {
+			if box != nil {
+				gr.Engine = box.EngineName()
+			}
+			return gr, nil
+		}
+		if !isPool || box == nil || ctx.Err() != nil || try == maxEngineTries || !pool.Drain(ctx, box) {
+			if box != nil && ctx.Err() == nil && box.EngineLost(ctx) {
+				return nil, fmt.Errorf("%w: engine %s: %w", sandbox.ErrEngineLost, box.EngineName(), err)
+			}
+			return nil, err
+		}
+	}
+}
+
+// grade is one try of Grade; used is the container it ran in.
+func (g *Grader) grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels Labels, used **sandbox.Container) (*evalctl.Grade, error) {
 	p := c.Phase(phase)
 	if p == nil {
 		return nil, fmt.Errorf("grade %s: case has no phase %d", c.Name, phase)
@@ -108,6 +146,7 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	if err != nil {
 		return nil, fmt.Errorf("grade %s phase %d: %w", c.Name, phase, err)
 	}
+	*used = box
 	defer box.Remove(context.WithoutCancel(ctx))
 	// Start the two command runners (one container runtime exec each, the
 	// bulk of a grade's fixed cost) while the answer and checks are copied.

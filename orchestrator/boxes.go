@@ -16,7 +16,7 @@ import (
 // image, limits and run label) except that it carries no attempt label.
 type boxes struct {
 	ctx    context.Context
-	engine *sandbox.Engine
+	engine starter
 	spec   sandbox.Spec
 
 	mu       sync.Mutex
@@ -27,30 +27,47 @@ type boxes struct {
 	bg       sync.WaitGroup
 }
 
-func newBoxes(ctx context.Context, engine *sandbox.Engine, spec sandbox.Spec, waiting int) *boxes {
+// starter starts containers: one engine or a pool.
+type starter interface {
+	Start(ctx context.Context, spec sandbox.Spec) (*sandbox.Container, error)
+}
+
+func newBoxes(ctx context.Context, engine starter, spec sandbox.Spec, waiting int) *boxes {
 	return &boxes{ctx: ctx, engine: engine, spec: spec, waiting: waiting}
 }
 
 // take returns a container for the attempt: one started ahead if there is
 // one, otherwise a new one.
-func (b *boxes) take(ctx context.Context, attempt string) (*sandbox.Container, error) {
+// near is the attempt's device, which a pool of engines places the
+// container near.
+func (b *boxes) take(ctx context.Context, attempt, near string) (*sandbox.Container, error) {
+	// On a pool, a spare is taken only from the engine the attempt's
+	// device prefers (when one does).
+	want := ""
+	if p, ok := b.engine.(interface{ EngineFor(near string) string }); ok {
+		want = p.EngineFor(near)
+	}
 	b.mu.Lock()
 	b.waiting--
-	if n := len(b.spares); n > 0 {
-		c := b.spares[n-1]
-		b.spares = b.spares[:n-1]
+	for i := len(b.spares) - 1; i >= 0; i-- {
+		c := b.spares[i]
+		if want != "" && c.EngineName() != want {
+			continue
+		}
+		b.spares = append(b.spares[:i], b.spares[i+1:]...)
 		b.mu.Unlock()
 		return c, nil
 	}
 	b.mu.Unlock()
 	spec := b.spec
-	spec.Attempt = attempt
+	spec.Attempt, spec.Near = attempt, near
 	return b.engine.Start(ctx, spec)
 }
 
 // release removes a used container in the background and starts the next
-// one if an attempt is still waiting for it.
-func (b *boxes) release(c *sandbox.Container) {
+// one if an attempt is still waiting for it (near the device the last one
+// ran on, likely the next attempt's).
+func (b *boxes) release(c *sandbox.Container, near string) {
 	b.bg.Add(1)
 	go func() {
 		defer b.bg.Done()
@@ -66,7 +83,9 @@ func (b *boxes) release(c *sandbox.Container) {
 	b.bg.Add(1)
 	go func() {
 		defer b.bg.Done()
-		c, err := b.engine.Start(b.ctx, b.spec)
+		spec := b.spec
+		spec.Near = near
+		c, err := b.engine.Start(b.ctx, spec)
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		b.starting--

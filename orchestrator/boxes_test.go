@@ -22,11 +22,11 @@ func TestBoxesStartTheNextAhead(t *testing.T) {
 	b := newBoxes(ctx, eng, sandbox.Spec{Image: img.Ref, Role: sandbox.RoleAgent, Run: run}, 2)
 	defer b.close()
 
-	first, err := b.take(ctx, "attempt-1")
+	first, err := b.take(ctx, "attempt-1", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.release(first)
+	b.release(first, "")
 	// Wait for the removal and the start ahead.
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -42,7 +42,7 @@ func TestBoxesStartTheNextAhead(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	second, err := b.take(ctx, "attempt-2")
+	second, err := b.take(ctx, "attempt-2", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestBoxesStartTheNextAhead(t *testing.T) {
 	if err != nil || res.ExitCode != 0 || string(res.Stdout) != "ok\n" {
 		t.Fatalf("exec in the container started ahead: %+v %v", res, err)
 	}
-	b.release(second)
+	b.release(second, "")
 	b.mu.Lock()
 	starting := b.starting
 	b.mu.Unlock()

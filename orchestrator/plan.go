@@ -45,6 +45,9 @@ type Plan struct {
 	// whatever the endpoints: two servers on one GPU never decode together.
 	Concurrency int    `json:"concurrency"`
 	Guards      Guards `json:"guards"`
+	// SandboxHosts are the engines that run sandboxes (empty: the one
+	// local engine).
+	SandboxHosts []SandboxHost `json:"sandbox_hosts,omitempty"`
 	// Slots is the realised order of attempts.
 	Slots []Slot `json:"slots"`
 	// Sweeps record the arms declared once with a sweep and the value
@@ -260,6 +263,10 @@ type planYAML struct {
 	Concurrency int `yaml:"concurrency" range:"1,"`
 	// Guards stop the run cleanly between attempts; resume it later.
 	Guards Guards `yaml:"guards"`
+	// SandboxHosts are the Docker Engines that run agent and grading
+	// containers, each with its capacity (default: the local engine alone,
+	// one container per attempt in flight). See README "Sandbox hosts".
+	SandboxHosts []SandboxHost `yaml:"sandbox_hosts"`
 	// Defaults holds budgets for arms that leave them unset.
 	Defaults *armDefault `yaml:"defaults"`
 }
@@ -434,6 +441,10 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 		}
 		p.Arms = append(p.Arms, arm)
 	}
+	if err := checkSandboxHosts(file, "sandbox_hosts", doc.Line, py.SandboxHosts); err != nil {
+		return nil, nil, err
+	}
+	p.SandboxHosts = py.SandboxHosts
 	if err := resolve(p, suite, armFields, bad); err != nil {
 		return nil, nil, err
 	}
@@ -459,6 +470,9 @@ func NewPlan(p Plan, suite *tasks.Suite) (*Plan, error) {
 	}
 	if p.SuiteFingerprint != "" && p.SuiteFingerprint != suite.Fingerprint {
 		return nil, bad("suite_fingerprint", "the suite's fingerprint is %s, the plan expects %s: the suite changed", suite.Fingerprint, p.SuiteFingerprint)
+	}
+	if err := checkSandboxHosts("plan "+p.Name, "sandbox_hosts", func(string) int { return 0 }, p.SandboxHosts); err != nil {
+		return nil, err
 	}
 	p.SuiteDir, p.SuiteFingerprint = suite.Dir, suite.Fingerprint
 	p.Arms = append([]Arm(nil), p.Arms...)

@@ -56,9 +56,14 @@ type Options struct {
 	ResumeDir string
 	// ReplaceInfra re-runs infra-failed slots as registered replacements.
 	ReplaceInfra bool
-	// Engine and Image run the sandboxes; Image is built if empty.
-	Engine *sandbox.Engine
+	// Engine and Image run the sandboxes; Image is built if empty. Engine
+	// is one engine or a pool (the plan's sandbox_hosts, or SandboxHosts,
+	// make a pool around the one engine given).
+	Engine Sandboxes
 	Image  *sandbox.BuiltImage
+	// SandboxHosts, when set, are the engines that run sandboxes instead
+	// of the plan's sandbox_hosts (evalctl run --sandbox-hosts).
+	SandboxHosts []SandboxHost
 	// GradeConcurrency bounds concurrent grades (default 1).
 	GradeConcurrency int
 	// Temperature feeds the temperature guard (nil: no guard reading).
@@ -79,6 +84,17 @@ type Options struct {
 	// grading ends, as runners did before grading left the critical path.
 	// Only the benchmark uses it, as the baseline it is compared with.
 	HoldEndpointWhileGrading bool
+	// ownPool is the pool of engines the run connected (closed at its end).
+	ownPool *sandbox.Hosts
+}
+
+// Sandboxes start containers, remove a run's leftovers and build the
+// image; *sandbox.Engine (one engine) and *sandbox.Hosts (a pool) satisfy
+// it.
+type Sandboxes interface {
+	Start(ctx context.Context, spec sandbox.Spec) (*sandbox.Container, error)
+	Prune(ctx context.Context, labels map[string]string) ([]string, error)
+	Build(ctx context.Context, r *sandbox.Recipe, opts sandbox.BuildOptions) (*sandbox.BuiltImage, error)
 }
 
 // Result summarises a run.
@@ -110,6 +126,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer r.store.Unlock()
+	defer r.closeHosts()
+	if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
+		pool.OnDrain(func(engine string, cause error) {
+			r.store.AppendEvent(runstore.Event{Kind: "engine_drained", Detail: fmt.Sprintf("sandbox engine %s stopped answering (%v); the run continued on the others", engine, cause)})
+		})
+	}
 	err = r.execute(ctx)
 	r.servers.stop(ctx)
 	r.sweep(context.WithoutCancel(ctx))
@@ -158,6 +180,9 @@ func pruneRun(ctx context.Context, opts Options, runID, what string) {
 
 func ensureImage(ctx context.Context, opts Options) (*sandbox.BuiltImage, error) {
 	if opts.Image != nil {
+		if pool, ok := opts.Engine.(*sandbox.Hosts); ok {
+			pool.UseImage(opts.Image)
+		}
 		return opts.Image, nil
 	}
 	recipe, err := sandbox.DefaultRecipe()
@@ -188,6 +213,9 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 		if checks, err = Preflight(ctx, plan, opts.Progress); err != nil {
 			return nil, err
 		}
+	}
+	if opts, err = withSandboxHosts(ctx, opts, plan.SandboxHosts); err != nil {
+		return nil, err
 	}
 	img, err := ensureImage(ctx, opts)
 	if err != nil {
@@ -294,6 +322,9 @@ func resume(ctx context.Context, opts Options) (*runner, error) {
 	}
 	if suite.Fingerprint != run.Suite.Fingerprint {
 		return fail(fmt.Errorf("resume %s: %w: suite %s now has fingerprint %s, registered %s; grade old answers with 'evalctl regrade' and start a new run", store.Dir, ErrChanged, suite.Dir, suite.Fingerprint, run.Suite.Fingerprint))
+	}
+	if opts, err = withSandboxHosts(ctx, opts, plan.SandboxHosts); err != nil {
+		return fail(err)
 	}
 	img, err := ensureImage(ctx, opts)
 	if err != nil {
@@ -626,7 +657,7 @@ type attemptOutcome struct {
 // runAttempt runs the agent and grades its answers; it calls
 // releaseEndpoint as soon as the last model response has arrived, so that
 // the next attempt on the device starts while this one is graded.
-func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, baseURL string, c *tasks.Case, releaseEndpoint func()) attemptOutcome {
+func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, baseURL string, c *tasks.Case, releaseEndpoint func()) (out attemptOutcome) {
 	client := model.New(model.Config{BaseURL: baseURL, APIKey: apiKey(arm)})
 	// What the endpoint says about itself; an endpoint that does not answer
 	// before any token is an infrastructure failure, never a model failure.
@@ -635,18 +666,29 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		return attemptOutcome{infra: fmt.Errorf("endpoint %s unreachable before the attempt: %w", baseURL, err)}
 	}
 	a.Endpoint = info
-	box, err := r.boxes.take(ctx, a.ID)
+	box, err := r.boxes.take(ctx, a.ID, a.Device)
 	if err != nil {
 		return attemptOutcome{infra: fmt.Errorf("agent sandbox would not start: %w", err)}
 	}
+	a.SandboxEngine = box.EngineName()
 	released := false
 	release := func() {
 		if !released {
 			released = true
-			r.boxes.release(box)
+			r.boxes.release(box, a.Device)
 		}
 	}
 	defer release()
+	// A failure whose cause is the agent's engine going silent says so
+	// (and drains the engine): an infrastructure failure, replaceable.
+	defer func() {
+		if out.infra != nil && !released && ctx.Err() == nil && box.EngineLost(ctx) {
+			if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
+				pool.Drain(ctx, box)
+			}
+			out.infra = fmt.Errorf("%w: engine %s (the attempt's agent sandbox): %v", sandbox.ErrEngineLost, box.EngineName(), out.infra)
+		}
+	}()
 	starter, err := sandbox.DirEntries(c.WorkspaceDir, tasks.Ignored)
 	if err == nil {
 		err = box.CopyIn(ctx, "/workspace", starter)
@@ -668,7 +710,6 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 	if err != nil {
 		return attemptOutcome{infra: err}
 	}
-	var out attemptOutcome
 	var snaps []*sandbox.Snapshot // the phases' answers, as written to the run directory
 	counters := startCounters(ctx, client)
 	for _, p := range c.Phases {

@@ -69,6 +69,9 @@ type Spec struct {
 	// copies (CopyInReadOnly) go in and no command can change it: the
 	// grader's answer is what was copied in, whatever the answer's code does.
 	ReadOnlyWorkspace bool
+	// Near names the machine a pool of engines (Hosts) places the
+	// container on when it can (an agent's endpoint's machine).
+	Near string
 }
 
 // Container is a started sandbox container. Its methods are safe for
@@ -90,6 +93,9 @@ type Container struct {
 	// runnersMu guards the map.
 	runnersMu sync.Mutex
 	runners   map[string]*userRunner
+	// release gives the container's place back to its pool (nil for a
+	// container started on an engine directly); Remove calls it once.
+	release func()
 }
 
 // userRunner is one user's command runner; mu holds it to one request at a
@@ -235,7 +241,7 @@ func (c *Container) Remove(ctx context.Context) error {
 		}
 	}
 	c.removed = make(chan struct{})
-	stopWatch := c.stopWatch
+	stopWatch, release := c.stopWatch, c.release
 	c.mu.Unlock()
 	defer close(c.removed)
 	if stopWatch != nil {
@@ -255,7 +261,10 @@ func (c *Container) Remove(ctx context.Context) error {
 		}
 	}
 	if err := c.engine.forceRemove(ctx, c.ID); err != nil {
-		c.removeErr = fmt.Errorf("remove container %s: %w", c.Short(), err)
+		c.removeErr = fmt.Errorf("remove container %s on %s: %w", c.Short(), c.engine.name, err)
+	}
+	if release != nil {
+		release()
 	}
 	return c.removeErr
 }
@@ -582,3 +591,11 @@ func (w *capped) result() ([]byte, bool, int64) {
 	}
 	return w.buf.Bytes(), false, w.total
 }
+
+// EngineName names the engine the container runs on (see Engine.Name).
+func (c *Container) EngineName() string { return c.engine.name }
+
+// EngineLost reports whether the container's engine stopped answering (it
+// pings the engine): the caller's error is then the engine's, not the
+// command's, and wrapping ErrEngineLost lets callers retry elsewhere.
+func (c *Container) EngineLost(ctx context.Context) bool { return !c.engine.Alive(ctx) }

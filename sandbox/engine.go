@@ -16,7 +16,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -40,29 +44,119 @@ var ErrNoDaemon = errors.New("cannot reach the Docker Engine: start it (e.g. 'sy
 // have their own limits).
 const apiTimeout = 30 * time.Second
 
-// Engine is a connection to the Docker Engine.
+// Engine is a connection to one Docker Engine.
 type Engine struct {
 	cli *client.Client
+	// name is how records and messages name the engine (its host URL, or
+	// the name a hosts file gives it).
+	name string
+	// lost is set once the engine stopped answering (see Alive).
+	lost atomic.Bool
+}
+
+// ConnectOptions address an engine other than the environment's.
+type ConnectOptions struct {
+	// Name names the engine in records and messages (default: Host, or
+	// "local" for the environment's engine).
+	Name string
+	// Host is the engine's address: unix:///var/run/docker.sock,
+	// tcp://host:2376 or ssh://user@host. Empty means the environment's
+	// (DOCKER_HOST, else the local socket).
+	Host string
+	// TLSDir holds ca.pem, cert.pem and key.pem for a tcp:// engine that
+	// checks client certificates (docker's --tlsverify layout).
+	TLSDir string
 }
 
 // Connect opens a connection to the engine named by the environment
 // (DOCKER_HOST etc.), negotiating the API version down to what the engine
 // speaks (our machines run an older engine, API 1.41), and checks that it
-// answers.
-func Connect(ctx context.Context) (*Engine, error) {
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+// answers. Options address another engine (at most one set is used).
+func Connect(ctx context.Context, opts ...ConnectOptions) (*Engine, error) {
+	var o ConnectOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	clientOpts, err := o.clientOpts()
 	if err != nil {
-		return nil, fmt.Errorf("docker client: %w", err)
+		return nil, err
+	}
+	cli, err := client.NewClientWithOpts(clientOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("docker client for %s: %w", o.describe(), err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(pctx); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("%w (%v)", ErrNoDaemon, err)
+		if o.Host == "" {
+			return nil, fmt.Errorf("%w (%v)", ErrNoDaemon, err)
+		}
+		return nil, fmt.Errorf("%w: engine %s at %s does not answer (%v)", ErrNoDaemon, o.describe(), o.Host, err)
 	}
 	cli.NegotiateAPIVersion(pctx)
-	return &Engine{cli: cli}, nil
+	name := o.Name
+	if name == "" {
+		name = o.Host
+	}
+	if name == "" {
+		name = "local"
+	}
+	return &Engine{cli: cli, name: name}, nil
 }
+
+func (o ConnectOptions) describe() string {
+	switch {
+	case o.Name != "":
+		return o.Name
+	case o.Host != "":
+		return o.Host
+	}
+	return "local"
+}
+
+// clientOpts turns the options into the SDK's.
+func (o ConnectOptions) clientOpts() ([]client.Opt, error) {
+	opts := []client.Opt{client.WithAPIVersionNegotiation()}
+	if o.Host == "" {
+		if o.TLSDir != "" {
+			return nil, fmt.Errorf("engine %s: a TLS directory needs a tcp:// host", o.describe())
+		}
+		return append([]client.Opt{client.FromEnv}, opts...), nil
+	}
+	u, err := url.Parse(o.Host)
+	if err != nil || u.Scheme == "" {
+		return nil, fmt.Errorf("engine %s: host %q is not an address such as unix:///var/run/docker.sock, tcp://host:2376 or ssh://user@host", o.describe(), o.Host)
+	}
+	switch u.Scheme {
+	case "unix", "tcp":
+		opts = append(opts, client.WithHost(o.Host))
+	case "ssh":
+		helper, err := sshHelper(o.Host)
+		if err != nil {
+			return nil, fmt.Errorf("engine %s: %w", o.describe(), err)
+		}
+		opts = append(opts, helper...)
+	default:
+		return nil, fmt.Errorf("engine %s: host %q: scheme %q is not one of unix, tcp, ssh", o.describe(), o.Host, u.Scheme)
+	}
+	if o.TLSDir != "" {
+		if u.Scheme != "tcp" {
+			return nil, fmt.Errorf("engine %s: TLS is for tcp:// hosts, not %s", o.describe(), u.Scheme)
+		}
+		files := []string{"ca.pem", "cert.pem", "key.pem"}
+		for _, f := range files {
+			if _, err := os.Stat(filepath.Join(o.TLSDir, f)); err != nil {
+				return nil, fmt.Errorf("engine %s: TLS directory %s lacks %s (it needs ca.pem, cert.pem and key.pem): %w", o.describe(), o.TLSDir, f, err)
+			}
+		}
+		opts = append(opts, client.WithTLSClientConfig(filepath.Join(o.TLSDir, "ca.pem"), filepath.Join(o.TLSDir, "cert.pem"), filepath.Join(o.TLSDir, "key.pem")))
+	}
+	return opts, nil
+}
+
+// Name is how records name the engine.
+func (e *Engine) Name() string { return e.name }
 
 // Close releases the connection.
 func (e *Engine) Close() error { return e.cli.Close() }
@@ -71,6 +165,12 @@ func (e *Engine) Close() error { return e.cli.Close() }
 // (e.g. {LabelRun: id}); with no labels, every evalctl container. It returns
 // the names of the containers removed.
 func (e *Engine) Prune(ctx context.Context, labels map[string]string) ([]string, error) {
+	names, _, err := e.prune(ctx, labels)
+	return names, err
+}
+
+// prune is Prune, also returning the removed containers' IDs.
+func (e *Engine) prune(ctx context.Context, labels map[string]string) (names, ids []string, err error) {
 	args := filters.NewArgs(filters.Arg("label", LabelManaged+"=1"))
 	for k, v := range labels {
 		args.Add("label", k+"="+v)
@@ -79,7 +179,7 @@ func (e *Engine) Prune(ctx context.Context, labels map[string]string) ([]string,
 	defer cancel()
 	list, err := e.cli.ContainerList(lctx, container.ListOptions{All: true, Filters: args})
 	if err != nil {
-		return nil, fmt.Errorf("list evalctl containers: %w", err)
+		return nil, nil, fmt.Errorf("list evalctl containers: %w", err)
 	}
 	var removed []string
 	var errs []error
@@ -94,8 +194,9 @@ func (e *Engine) Prune(ctx context.Context, labels map[string]string) ([]string,
 			name = strings.TrimPrefix(c.Names[0], "/")
 		}
 		removed = append(removed, name)
+		ids = append(ids, c.ID)
 	}
-	return removed, errors.Join(errs...)
+	return removed, ids, errors.Join(errs...)
 }
 
 // forceRemove removes a container and its volumes. A container the engine
@@ -141,3 +242,45 @@ func (e *Engine) List(ctx context.Context, labels map[string]string) ([]string, 
 	}
 	return ids, nil
 }
+
+// StorageDriver is the engine's storage driver (overlay2, fuse-overlayfs...).
+func (e *Engine) StorageDriver(ctx context.Context) (string, error) {
+	ictx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	info, err := e.cli.Info(ictx)
+	if err != nil {
+		return "", fmt.Errorf("engine %s: info: %w", e.name, err)
+	}
+	return info.Driver, nil
+}
+
+// ErrEngineLost means an engine stopped answering during the run; work
+// placed there is an infrastructure failure, to be retried elsewhere.
+var ErrEngineLost = errors.New("sandbox engine stopped answering")
+
+// Alive pings the engine (ten seconds at most). An engine that does not
+// answer is lost for good: the pool drains it and never places work there
+// again in this process.
+func (e *Engine) Alive(ctx context.Context) bool {
+	if e.lost.Load() {
+		return false
+	}
+	// Two tries: a loaded engine may be slow to answer once; a lost one
+	// refuses at once or never answers.
+	for try := 0; try < 2; try++ {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := e.cli.Ping(pctx)
+		cancel()
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return true // our caller gave up; says nothing of the engine
+		}
+	}
+	e.lost.Store(true)
+	return false
+}
+
+// Lost reports whether Alive found the engine gone.
+func (e *Engine) Lost() bool { return e.lost.Load() }

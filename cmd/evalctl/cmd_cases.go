@@ -96,6 +96,7 @@ func casesCheck(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "cases check", "cases check [--suite DIR] [--concurrency N] [--retries N] [--format table|json] [CASE...]")
 	dir := fs.String("suite", "", "suite directory (default: ./cases when it holds a suite, else the suite built into evalctl)")
 	conc := fs.Int("concurrency", 2, "grades run at once")
+	hostsFile := fs.String("sandbox-hosts", "", "hosts file naming the Docker Engines to grade on (README \"Sandbox hosts\")")
 	retries := fs.Int("retries", 1, "times a variant whose grading failed for an infrastructure reason is graded again")
 	format := formatFlag(fs, "table", "table", "json")
 	if err := parseFlags(fs, args); err != nil {
@@ -129,7 +130,7 @@ func casesCheck(ctx context.Context, e *env, args []string) error {
 	var g *grader.Grader
 	if len(cases) > 0 {
 		var done func()
-		if g, done, err = newGrader(ctx, e, *conc); err != nil {
+		if g, done, err = newGraderOn(ctx, e, *conc, *hostsFile); err != nil {
 			return err
 		}
 		defer done()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/regrade"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
@@ -15,6 +16,7 @@ func cmdRegrade(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "regrade", "regrade RUNDIR... --suite DIR [--concurrency N] [--allow-other-suite] [--format table|json]")
 	suiteDir := fs.String("suite", "", "suite directory to grade under (required); grades are added under its name@version")
 	conc := fs.Int("concurrency", 1, "attempts graded at once")
+	hostsFile := fs.String("sandbox-hosts", "", "hosts file naming the Docker Engines to grade on (README \"Sandbox hosts\"); set --concurrency to their total capacity")
 	allowOther := fs.Bool("allow-other-suite", false, "regrade runs that ran under a suite of another name")
 	format := formatFlag(fs, "table", "table", "json")
 	dirs, err := parseWithPositionals(fs, args)
@@ -42,7 +44,7 @@ func cmdRegrade(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	g, done, err := newGrader(ctx, e, *conc)
+	g, done, err := newGraderOn(ctx, e, *conc, *hostsFile)
 	if err != nil {
 		return err
 	}
@@ -71,6 +73,29 @@ func newGrader(ctx context.Context, e *env, conc int) (*grader.Grader, func(), e
 		return nil, nil, err
 	}
 	return grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc}), func() { eng.Close() }, nil
+}
+
+// newGraderOn is newGrader on the engines a hosts file names (the local
+// engine alone when file is empty).
+func newGraderOn(ctx context.Context, e *env, conc int, file string) (*grader.Grader, func(), error) {
+	if file == "" {
+		return newGrader(ctx, e, conc)
+	}
+	hosts, err := orchestrator.LoadSandboxHosts(file)
+	if err != nil {
+		return nil, nil, &exitError{code: 2, msg: err.Error()}
+	}
+	eng, img, err := sandboxImage(ctx, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, err := orchestrator.ConnectSandboxHosts(ctx, eng, hosts, e.stderr)
+	if err != nil {
+		eng.Close()
+		return nil, nil, err
+	}
+	pool.UseImage(img)
+	return grader.New(pool, img.Ref, img.ID, grader.Options{Concurrency: conc}), func() { pool.Close(); eng.Close() }, nil
 }
 
 // sandboxImage connects to the Docker Engine and reuses (or builds) the

@@ -27,6 +27,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	gradeConc := fs.Int("grade-concurrency", 1, "grades run at once")
 	cancelDir := fs.String("cancel", "", "end a stopped run for good: record its attempts not yet run as cancelled")
 	helpPlan := fs.Bool("help-plan", false, "print the plan reference: every field of plans, arms, profiles and screen specs, and an annotated example")
+	hostsFile := fs.String("sandbox-hosts", "", "hosts file naming the Docker Engines that run sandboxes (instead of the plan's sandbox_hosts; README \"Sandbox hosts\")")
 	check := fs.Bool("check", false, "with --plan: check the plan and every endpoint, print the attempt order and count, run nothing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -81,6 +82,14 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		}
 		*resumeDir = dir
 	}
+	var hosts []orchestrator.SandboxHost
+	if *hostsFile != "" {
+		h, err := orchestrator.LoadSandboxHosts(*hostsFile)
+		if err != nil {
+			return &exitError{code: 2, msg: err.Error()}
+		}
+		hosts = h
+	}
 	eng, err := sandbox.Connect(ctx)
 	if err != nil {
 		return err
@@ -89,7 +98,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	live := stderrIsTerminal(e)
 	res, err := orchestrator.Run(ctx, orchestrator.Options{
 		Plan: plan, Suite: suite, OutDir: *out, ResumeDir: *resumeDir, ReplaceInfra: *replace,
-		Engine: eng, GradeConcurrency: *gradeConc, Temperature: &telemetry.Thermal{},
+		Engine: eng, SandboxHosts: hosts, GradeConcurrency: *gradeConc, Temperature: &telemetry.Thermal{},
 		Progress: e.stderr, Live: live,
 	})
 	if res != nil {

@@ -1,0 +1,181 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path/filepath"
+
+	"github.com/evalctl/evalctl/sandbox"
+)
+
+// SandboxHost is one Docker Engine that runs sandboxes (agent and grading
+// containers), in a plan's sandbox_hosts or a hosts file's hosts.
+type SandboxHost struct {
+	// Name names the engine in records (attempts' sandbox_engine, grades'
+	// engine) and messages; required and unique.
+	Name string `json:"name" yaml:"name"`
+	// Host is the engine's address: tcp://HOST:2376 (with tls_dir),
+	// ssh://USER@HOST (the docker CLI on the remote, a key for ssh), or
+	// unix:///PATH; empty means the engine evalctl uses by default
+	// (DOCKER_HOST, else the local socket), which also builds the image
+	// and sends it to the others.
+	Host string `json:"host,omitempty" yaml:"host"`
+	// TLSDir holds ca.pem, cert.pem and key.pem for a tcp:// engine that
+	// checks client certificates (relative to the file naming it).
+	TLSDir string `json:"tls_dir,omitempty" yaml:"tls_dir"`
+	// Capacity is how many containers run on the engine at once (default 1).
+	Capacity int `json:"capacity" yaml:"capacity" range:"1,"`
+	// Machine is the device label (an endpoint's or replica's device) of
+	// the machine the engine runs on: agent containers of attempts on that
+	// device go here first.
+	Machine string `json:"machine,omitempty" yaml:"machine"`
+}
+
+// hostsFile is the file given to --sandbox-hosts.
+type hostsFile struct {
+	// Hosts are the engines, as in a plan's sandbox_hosts.
+	Hosts []SandboxHost `yaml:"hosts"`
+}
+
+// LoadSandboxHosts reads a hosts file (--sandbox-hosts): the engines that
+// run sandboxes, checked like a plan (field, line, how to fix).
+func LoadSandboxHosts(file string) ([]SandboxHost, error) {
+	var hf hostsFile
+	doc, err := decodeYAML(file, &hf)
+	if err != nil {
+		return nil, err
+	}
+	if len(hf.Hosts) == 0 {
+		return nil, &PlanError{File: file, Field: "hosts", Msg: "names no engine: list at least one (name, host, capacity)"}
+	}
+	if err := checkSandboxHosts(file, "hosts", doc.Line, hf.Hosts); err != nil {
+		return nil, err
+	}
+	return hf.Hosts, nil
+}
+
+// checkSandboxHosts validates hosts and makes TLS directories absolute.
+func checkSandboxHosts(file, field string, line func(string) int, hosts []SandboxHost) error {
+	names := map[string]bool{}
+	base := filepath.Dir(file)
+	for i := range hosts {
+		h := &hosts[i]
+		path := fmt.Sprintf("%s[%d]", field, i)
+		bad := func(sub, format string, a ...any) error {
+			return &PlanError{File: file, Field: path + sub, Line: line(path + sub), Msg: fmt.Sprintf(format, a...)}
+		}
+		if h.Name == "" {
+			return bad(".name", "is required: a name for the engine, used in records")
+		}
+		if names[h.Name] {
+			return bad(".name", "%q names two engines: give each its own name", h.Name)
+		}
+		names[h.Name] = true
+		if h.Capacity == 0 {
+			h.Capacity = 1
+		}
+		if h.Host != "" {
+			u, err := url.Parse(h.Host)
+			if err != nil || (u.Scheme != "tcp" && u.Scheme != "ssh" && u.Scheme != "unix") {
+				return bad(".host", "%q is not an engine address: write tcp://HOST:2376, ssh://USER@HOST or unix:///var/run/docker.sock", h.Host)
+			}
+			if h.TLSDir != "" && u.Scheme != "tcp" {
+				return bad(".tls_dir", "goes with a tcp:// host only")
+			}
+		} else if h.TLSDir != "" {
+			return bad(".tls_dir", "goes with a tcp:// host; the default engine needs none")
+		}
+		if h.TLSDir != "" && !filepath.IsAbs(h.TLSDir) {
+			h.TLSDir = filepath.Join(base, h.TLSDir)
+		}
+	}
+	return nil
+}
+
+// ConnectSandboxHosts connects to every engine of hosts and returns them as
+// one pool. The engine named with an empty host is the local one and the
+// image's source; when none is, local is the source and runs nothing. An
+// engine that does not answer now is an error naming it.
+func ConnectSandboxHosts(ctx context.Context, local *sandbox.Engine, hosts []SandboxHost, log io.Writer) (*sandbox.Hosts, error) {
+	var pool []sandbox.Host
+	var opened []*sandbox.Engine
+	fail := func(err error) (*sandbox.Hosts, error) {
+		for _, e := range opened {
+			e.Close()
+		}
+		return nil, err
+	}
+	for _, h := range hosts {
+		eng, err := sandbox.Connect(ctx, sandbox.ConnectOptions{Name: h.Name, Host: h.Host, TLSDir: h.TLSDir})
+		if err != nil {
+			return fail(fmt.Errorf("sandbox host %s: %w", h.Name, err))
+		}
+		opened = append(opened, eng)
+		host := sandbox.Host{Engine: eng, Capacity: h.Capacity, Machine: h.Machine}
+		if h.Host == "" {
+			pool = append([]sandbox.Host{host}, pool...)
+		} else {
+			pool = append(pool, host)
+		}
+	}
+	if len(pool) == 0 || hosts[indexOfLocal(hosts)].Host != "" {
+		if local == nil {
+			return fail(errors.New("sandbox hosts: no local engine to build the image on"))
+		}
+		pool = append([]sandbox.Host{{Engine: local, Capacity: 0}}, pool...)
+	}
+	h, err := sandbox.NewHosts(pool, log)
+	if err != nil {
+		return fail(err)
+	}
+	return h, nil
+}
+
+// indexOfLocal is the index of the entry naming the default engine, or 0.
+func indexOfLocal(hosts []SandboxHost) int {
+	for i, h := range hosts {
+		if h.Host == "" {
+			return i
+		}
+	}
+	return 0
+}
+
+// withSandboxHosts makes opts.Engine a pool of the engines named by
+// opts.SandboxHosts (a hosts file) or else the plan's, around the engine
+// given (the image's source). With none named, opts is unchanged: one
+// engine, as before.
+func withSandboxHosts(ctx context.Context, opts Options, planHosts []SandboxHost) (Options, error) {
+	hosts := opts.SandboxHosts
+	if len(hosts) == 0 {
+		hosts = planHosts
+	}
+	if len(hosts) == 0 {
+		return opts, nil
+	}
+	if _, ok := opts.Engine.(*sandbox.Hosts); ok {
+		return opts, nil // the caller built the pool
+	}
+	local, ok := opts.Engine.(*sandbox.Engine)
+	if !ok {
+		return opts, fmt.Errorf("sandbox hosts: the engine given is a %T, not one engine to build the image on", opts.Engine)
+	}
+	pool, err := ConnectSandboxHosts(ctx, local, hosts, opts.Progress)
+	if err != nil {
+		return opts, err
+	}
+	fmt.Fprintf(opts.Progress, "sandboxes on %d engine(s), %d container(s) at once\n", len(hosts), pool.Capacity())
+	opts.Engine = pool
+	opts.ownPool = pool
+	return opts, nil
+}
+
+// closeHosts closes the engines of a pool the run connected itself.
+func (r *runner) closeHosts() {
+	if r.opts.ownPool != nil {
+		r.opts.ownPool.Close()
+	}
+}

@@ -1,0 +1,459 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/image"
+)
+
+// Host is one engine of a pool and how many containers it may run at once.
+type Host struct {
+	Engine *Engine
+	// Capacity is the number of concurrent containers; 0 makes the engine
+	// the image's source only (allowed for the first).
+	Capacity int
+	// Machine names the machine the engine runs on; agent containers whose
+	// Spec.Near names it go there first (the endpoint's machine).
+	Machine string
+}
+
+// Hosts places containers on several engines: each container goes to a
+// live engine with free capacity (one on the spec's Near machine first,
+// else the least loaded), and waits while all are full. It starts
+// containers like one Engine does, so the grader, the runner, regrade and
+// cases check take either.
+//
+// The sandbox image is built (or reused) on the first engine, the source;
+// it reaches every other engine by content: saved from the source and
+// loaded there only when the engine lacks the image ID, once per engine
+// even under concurrent demand, and verified after (the loaded image's ID
+// must equal the source's). Containers on every engine are started from
+// the image ID, never a tag a remote could move.
+//
+// An engine that stops answering is drained: it is never chosen again and
+// a log line says so; the run goes on with the others.
+type Hosts struct {
+	hosts []*hostSlot
+	log   io.Writer
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced when a slot frees or a host is drained
+	image   *BuiltImage
+	loads   map[*Engine]*imageLoad
+	sent    int
+	// live maps the pool's containers (by ID) to their releases, so that
+	// a prune frees the places of what it removed.
+	live map[string]func()
+	// onDrain, when set, hears of each drained engine (once).
+	onDrain func(engine string, cause error)
+	// announced holds the engines whose draining was logged.
+	announced map[*Engine]bool
+}
+
+type hostSlot struct {
+	Host
+	inUse int
+}
+
+type imageLoad struct {
+	done chan struct{}
+	err  error
+}
+
+// NewHosts returns a pool of the given engines; log receives a line for
+// each image transfer and each drained engine (nil discards them).
+func NewHosts(hosts []Host, log io.Writer) (*Hosts, error) {
+	if len(hosts) == 0 {
+		return nil, errors.New("sandbox hosts: none given")
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	h := &Hosts{log: log, changed: make(chan struct{}), loads: map[*Engine]*imageLoad{}, announced: map[*Engine]bool{}, live: map[string]func(){}}
+	seen := map[string]bool{}
+	for _, host := range hosts {
+		if host.Engine == nil {
+			return nil, errors.New("sandbox hosts: a host without an engine")
+		}
+		if seen[host.Engine.name] {
+			return nil, fmt.Errorf("sandbox hosts: engine %q named twice", host.Engine.name)
+		}
+		seen[host.Engine.name] = true
+		if host.Capacity < 0 || (host.Capacity == 0 && len(h.hosts) > 0) {
+			return nil, fmt.Errorf("sandbox hosts: engine %q has capacity %d: give it at least 1", host.Engine.name, host.Capacity)
+		}
+		h.hosts = append(h.hosts, &hostSlot{Host: host})
+	}
+	return h, nil
+}
+
+// Engines returns the pool's engines, the source first.
+func (h *Hosts) Engines() []*Engine {
+	out := make([]*Engine, len(h.hosts))
+	for i, s := range h.hosts {
+		out[i] = s.Engine
+	}
+	return out
+}
+
+// Capacity is the pool's total concurrent containers over live engines.
+func (h *Hosts) Capacity() int {
+	n := 0
+	for _, s := range h.hosts {
+		if !s.Engine.Lost() {
+			n += s.Capacity // the source's 0 adds nothing
+		}
+	}
+	return n
+}
+
+// Build builds (or reuses) the sandbox image on the source engine and
+// makes it the image the pool distributes.
+func (h *Hosts) Build(ctx context.Context, r *Recipe, opts BuildOptions) (*BuiltImage, error) {
+	img, err := h.hosts[0].Engine.Build(ctx, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	h.UseImage(img)
+	return img, nil
+}
+
+// UseImage makes img (present on the source engine) the image the pool
+// distributes: a Spec naming its Ref or ID runs it by ID on any engine.
+func (h *Hosts) UseImage(img *BuiltImage) {
+	h.mu.Lock()
+	h.image = img
+	h.mu.Unlock()
+}
+
+// Transfers counts the image transfers the pool made.
+func (h *Hosts) Transfers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sent
+}
+
+// Start starts a container on an engine with free capacity, waiting for
+// one while all are full. A failure that the engine's silence explains
+// drains that engine and tries another; with no live engine left, the
+// error wraps ErrEngineLost.
+func (h *Hosts) Start(ctx context.Context, spec Spec) (*Container, error) {
+	for {
+		slot, err := h.acquire(ctx, spec.Near)
+		if err != nil {
+			return nil, err
+		}
+		c, err := h.startOn(ctx, slot, spec)
+		if err == nil {
+			return c, nil
+		}
+		h.free(slot)
+		if errors.Is(err, ErrImageMismatch) {
+			// An engine that cannot hold our image runs nothing of ours.
+			slot.Engine.lost.Store(true)
+			h.drained(slot, err)
+			continue
+		}
+		if ctx.Err() != nil || slot.Engine.Alive(ctx) {
+			return nil, err
+		}
+		h.drained(slot, err)
+	}
+}
+
+func (h *Hosts) startOn(ctx context.Context, slot *hostSlot, spec Spec) (*Container, error) {
+	h.mu.Lock()
+	img := h.image
+	h.mu.Unlock()
+	if img != nil && (spec.Image == img.Ref || spec.Image == img.ID) {
+		if slot != h.hosts[0] {
+			if err := h.ensureImage(ctx, slot.Engine, img); err != nil {
+				return nil, err
+			}
+		}
+		spec.Image = img.ID
+	}
+	c, err := slot.Engine.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			h.mu.Lock()
+			delete(h.live, c.ID)
+			h.mu.Unlock()
+			h.free(slot)
+		})
+	}
+	h.mu.Lock()
+	h.live[c.ID] = release
+	h.mu.Unlock()
+	c.mu.Lock()
+	removing := c.removed != nil // removed already (ctx ended): its Remove saw no release
+	c.release = release
+	c.mu.Unlock()
+	if removing {
+		release()
+	}
+	return c, nil
+}
+
+// acquire reserves a place on the best live engine with room.
+func (h *Hosts) acquire(ctx context.Context, near string) (*hostSlot, error) {
+	for {
+		h.mu.Lock()
+		var best *hostSlot
+		live := 0
+		for _, s := range h.hosts {
+			if s.Engine.Lost() || s.Capacity == 0 {
+				continue
+			}
+			live++
+			if s.inUse >= s.Capacity {
+				continue
+			}
+			if best == nil || better(s, best, near) {
+				best = s
+			}
+		}
+		if best != nil {
+			best.inUse++
+			h.mu.Unlock()
+			return best, nil
+		}
+		wait := h.changed
+		h.mu.Unlock()
+		if live == 0 {
+			return nil, fmt.Errorf("%w: no sandbox engine is left (all %d drained)", ErrEngineLost, len(h.hosts))
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// better says whether a is a better place than b: on the wanted machine
+// first, then the smaller share of capacity in use, then the pool's order.
+func better(a, b *hostSlot, near string) bool {
+	if near != "" && (a.Machine == near) != (b.Machine == near) {
+		return a.Machine == near
+	}
+	return a.inUse*b.Capacity < b.inUse*a.Capacity
+}
+
+func (h *Hosts) free(slot *hostSlot) {
+	h.mu.Lock()
+	slot.inUse--
+	close(h.changed)
+	h.changed = make(chan struct{})
+	h.mu.Unlock()
+}
+
+// drained logs that an engine stopped answering and wakes the waiters so
+// they choose among the rest.
+func (h *Hosts) drained(slot *hostSlot, cause error) {
+	h.mu.Lock()
+	if h.announced[slot.Engine] {
+		h.mu.Unlock()
+		return
+	}
+	h.announced[slot.Engine] = true
+	close(h.changed)
+	h.changed = make(chan struct{})
+	left := 0
+	for _, s := range h.hosts {
+		if !s.Engine.Lost() && s.Capacity > 0 {
+			left++
+		}
+	}
+	onDrain := h.onDrain
+	h.mu.Unlock()
+	fmt.Fprintf(h.log, "sandbox engine %s stopped answering (%v): drained; continuing on %d engine(s)\n", slot.Engine.name, cause, left)
+	if onDrain != nil {
+		onDrain(slot.Engine.name, cause)
+	}
+}
+
+// OnDrain sets a function told of each engine drained (a run records it).
+func (h *Hosts) OnDrain(f func(engine string, cause error)) {
+	h.mu.Lock()
+	h.onDrain = f
+	h.mu.Unlock()
+}
+
+// Drain checks the engine of a container whose work failed; if it stopped
+// answering, it is drained (logged once) and Drain reports true.
+func (h *Hosts) Drain(ctx context.Context, c *Container) bool {
+	if c.engine.Alive(ctx) {
+		return false
+	}
+	for _, s := range h.hosts {
+		if s.Engine == c.engine {
+			h.drained(s, ErrEngineLost)
+		}
+	}
+	return true
+}
+
+// ensureImage makes img present on dst, once per engine.
+func (h *Hosts) ensureImage(ctx context.Context, dst *Engine, img *BuiltImage) error {
+	h.mu.Lock()
+	l := h.loads[dst]
+	if l != nil {
+		h.mu.Unlock()
+		select {
+		case <-l.done:
+			return l.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	l = &imageLoad{done: make(chan struct{})}
+	h.loads[dst] = l
+	h.mu.Unlock()
+	sent, err := Transfer(context.WithoutCancel(ctx), h.hosts[0].Engine, dst, img)
+	if err != nil {
+		l.err = err
+	}
+	h.mu.Lock()
+	if sent {
+		h.sent++
+	}
+	h.mu.Unlock()
+	close(l.done)
+	if err == nil && sent {
+		fmt.Fprintf(h.log, "sandbox image %s sent to engine %s and verified\n", shortID(img.ID), dst.name)
+	}
+	return err
+}
+
+// ErrImageMismatch means the image an engine holds after a transfer is not
+// the one sent.
+var ErrImageMismatch = errors.New("sandbox image differs from the source's")
+
+// Transfer makes img (present on src) present on dst by content: when dst
+// already holds img.ID nothing moves (sent is false); otherwise the image
+// is saved from src, loaded into dst and verified (its ID on dst must be
+// img.ID, or the loaded tag is removed and the error wraps
+// ErrImageMismatch).
+func Transfer(ctx context.Context, src, dst *Engine, img *BuiltImage) (sent bool, err error) {
+	if id, err := dst.ImageID(ctx, img.ID); err != nil {
+		return false, fmt.Errorf("engine %s: %w", dst.name, err)
+	} else if id == img.ID {
+		return false, nil
+	}
+	tctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
+	defer cancel()
+	rc, err := src.cli.ImageSave(tctx, []string{img.Ref})
+	if err != nil {
+		return false, fmt.Errorf("save image %s from engine %s: %w", img.Ref, src.name, err)
+	}
+	defer rc.Close()
+	resp, err := dst.cli.ImageLoad(tctx, rc)
+	if err != nil {
+		return true, fmt.Errorf("load image %s into engine %s: %w", img.Ref, dst.name, err)
+	}
+	defer resp.Body.Close()
+	if err := loadErrors(resp.Body); err != nil {
+		return true, fmt.Errorf("load image %s into engine %s: %w", img.Ref, dst.name, err)
+	}
+	got, err := dst.ImageID(ctx, img.Ref)
+	if err != nil {
+		return true, fmt.Errorf("engine %s: %w", dst.name, err)
+	}
+	if got != img.ID {
+		rctx, cancel := context.WithTimeout(ctx, apiTimeout)
+		dst.cli.ImageRemove(rctx, img.Ref, image.RemoveOptions{Force: true})
+		cancel()
+		return true, fmt.Errorf("engine %s: %w: %s loaded as %s, expected %s; refused", dst.name, ErrImageMismatch, img.Ref, shortID(got), shortID(img.ID))
+	}
+	return true, nil
+}
+
+// loadErrors reads a load's JSON message stream and returns its error.
+func loadErrors(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	for {
+		var msg struct {
+			Error       string `json:"error"`
+			ErrorDetail struct {
+				Message string `json:"message"`
+			} `json:"errorDetail"`
+		}
+		if err := dec.Decode(&msg); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if msg.Error != "" {
+			return errors.New(msg.Error)
+		}
+	}
+}
+
+func shortID(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return id
+}
+
+// Prune removes evalctl containers matching labels on every live engine;
+// the places of the pool's own containers among them are freed.
+func (h *Hosts) Prune(ctx context.Context, labels map[string]string) ([]string, error) {
+	var all []string
+	var errs []error
+	for _, s := range h.hosts {
+		if s.Engine.Lost() {
+			continue
+		}
+		removed, ids, err := s.Engine.prune(ctx, labels)
+		all = append(all, removed...)
+		for _, id := range ids {
+			h.mu.Lock()
+			release := h.live[id]
+			h.mu.Unlock()
+			if release != nil {
+				release() // a container of ours pruned: its place is free
+			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("engine %s: %w", s.Engine.name, err))
+		}
+	}
+	return all, errors.Join(errs...)
+}
+
+// Close closes every engine's connection.
+func (h *Hosts) Close() error {
+	var errs []error
+	for _, s := range h.hosts {
+		errs = append(errs, s.Engine.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// EngineFor names the live engine a container near the given machine goes
+// to first ("" when no engine is on that machine).
+func (h *Hosts) EngineFor(near string) string {
+	if near == "" {
+		return ""
+	}
+	for _, s := range h.hosts {
+		if s.Machine == near && s.Capacity > 0 && !s.Engine.Lost() {
+			return s.Engine.name
+		}
+	}
+	return ""
+}
