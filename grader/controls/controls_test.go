@@ -101,8 +101,10 @@ func TestImportedSuitePassesTheGate(t *testing.T) {
 	}
 }
 
-// TestDevelopmentCasesMutationScore: on two development cases, generation
-// finds plausible controls (passing the public tests) and a mutation score.
+// TestDevelopmentCasesMutationScore: on development cases, Python (cache,
+// paths) and TypeScript (async_pool, pagination), generation finds
+// plausible controls (passing the public tests) and a mutation score in
+// every phase.
 func TestDevelopmentCasesMutationScore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("grades dozens of mutants")
@@ -112,25 +114,37 @@ func TestDevelopmentCasesMutationScore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"cache", "paths"} {
-		c := s.Case(name)
-		reps, err := gen.Generate(context.Background(), s, c, controls.Options{Max: 10, Labels: labels})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := reps[0]
-		t.Log(controls.Summary(r))
-		if r.Score == nil || r.Graded != 10 || r.Killed == 0 {
-			t.Errorf("%s: %s", name, controls.Summary(r))
-		}
-		plausible := 0
-		for _, m := range r.Kept() {
-			if m.Plausible {
-				plausible++
+	for _, tt := range []struct {
+		name string
+		max  int
+	}{{"cache", 10}, {"paths", 10}, {"async_pool", 8}, {"pagination", 8}} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := s.Case(tt.name)
+			reps, err := gen.Generate(context.Background(), s, c, controls.Options{Max: tt.max, Labels: labels})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if plausible == 0 {
-			t.Errorf("%s: no plausible control among %d kept", name, len(r.Kept()))
-		}
+			if len(reps) != len(c.Phases) {
+				t.Fatalf("%d reports for %d phases", len(reps), len(c.Phases))
+			}
+			for _, r := range reps {
+				t.Log(controls.Summary(r))
+				if r.Score == nil || r.Graded != tt.max || r.Killed == 0 {
+					t.Errorf("%s", controls.Summary(r))
+				}
+				plausible := 0
+				for _, m := range r.Kept() {
+					if m.Plausible {
+						plausible++
+					}
+					if !m.Reproducible || len(m.MustFail) == 0 {
+						t.Errorf("phase %d kept %s: reproducible %v, must_fail %v", r.Phase, m.ID, m.Reproducible, m.MustFail)
+					}
+				}
+				if plausible == 0 {
+					t.Errorf("phase %d: no plausible control among %d kept", r.Phase, len(r.Kept()))
+				}
+			}
+		})
 	}
 }
