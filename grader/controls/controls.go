@@ -71,6 +71,11 @@ type Options struct {
 	Keep int
 	// Labels label every container Generate starts.
 	Labels grader.Labels
+	// GroupTimeout caps each check group's timeout when a mutant is
+	// graded (0 means 60s): a mutant that loops forever (a dropped
+	// increment, say) is killed by it on both gradings instead of holding
+	// a grader slot for the case's full timeout twice.
+	GroupTimeout time.Duration
 }
 
 // Mutant is one mutated reference and what the checks made of it.
@@ -149,6 +154,10 @@ func (gen *Generator) Generate(ctx context.Context, s *tasks.Suite, c *tasks.Cas
 	if opt.Keep <= 0 {
 		opt.Keep = 3
 	}
+	if opt.GroupTimeout <= 0 {
+		opt.GroupTimeout = 60 * time.Second
+	}
+	c = capTimeouts(c, opt.GroupTimeout)
 	var out []*Report
 	for _, p := range c.Phases {
 		r, err := gen.phase(ctx, s, c, p, opt)
@@ -238,6 +247,26 @@ func (gen *Generator) phase(ctx context.Context, s *tasks.Suite, c *tasks.Case, 
 	choose(picked, opt.Keep)
 	rep.Mutants = picked
 	return rep, nil
+}
+
+// capTimeouts returns a copy of c whose check groups time out after at
+// most d; c is not changed.
+func capTimeouts(c *tasks.Case, d time.Duration) *tasks.Case {
+	cc := *c
+	cc.Phases = make([]*tasks.Phase, len(c.Phases))
+	for i, p := range c.Phases {
+		pc := *p
+		pc.Groups = make([]*tasks.Group, len(p.Groups))
+		for j, g := range p.Groups {
+			gc := *g
+			if gc.Timeout > d {
+				gc.Timeout = d
+			}
+			pc.Groups[j] = &gc
+		}
+		cc.Phases[i] = &pc
+	}
+	return &cc
 }
 
 // sameFailures compares two gradings of one mutant: reproducible when the
