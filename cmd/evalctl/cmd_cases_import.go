@@ -145,8 +145,8 @@ func generateControls(ctx context.Context, e *env, gen *controls.Generator, dir 
 		// All cases: those the generator cannot mutate are named and
 		// skipped; named explicitly, they are an error.
 		for _, c := range s.Cases {
-			if c.Language != tasks.Python {
-				fmt.Fprintf(e.stderr, "%s: skipped: only Python references are mutated (the case is %s)\n", c.Name, c.Language)
+			if !controls.Mutates(c.Language) {
+				fmt.Fprintf(e.stderr, "%s: skipped: references in %s are not mutated\n", c.Name, c.Language)
 				continue
 			}
 			cases = append(cases, c)

@@ -142,6 +142,12 @@ type Generator struct {
 	Grader Grader
 }
 
+// Mutates reports whether Generate mutates references of language l.
+func Mutates(l tasks.Language) bool {
+	_, ok := mutators[l]
+	return ok
+}
+
 // Generate mutates the reference (Python or TypeScript) of every phase of
 // c, grades the mutants, and picks controls. It changes no file; see Write.
 func (gen *Generator) Generate(ctx context.Context, s *tasks.Suite, c *tasks.Case, opt Options) ([]*Report, error) {
