@@ -21,6 +21,17 @@ const nt = require("node:test");
 const { AssertionError } = require("node:assert");
 const { inspect } = require("node:util");
 
+// The built-ins the matchers judge with, taken before any code under test
+// loads (this module is imported first), so that the answer cannot make
+// toBe pass by replacing Object.is, say. (Code under test still shares
+// this process; moving it out is the boundary's business.)
+const apply = Reflect.apply;
+const is = Object.is, keys = Object.keys, protoOf = Object.getPrototypeOf, isArray = Array.isArray;
+const isNaN_ = Number.isNaN, abs = Math.abs, pow = Math.pow, from = Array.from;
+const hasOwn = Object.prototype.hasOwnProperty, strIncludes = String.prototype.includes;
+const reTest = RegExp.prototype.test, arrIncludes = Array.prototype.includes, arrSome = Array.prototype.some;
+const includes = (s, x) => apply(strIncludes, s, [x]);
+const matches = (re, s) => apply(reTest, re, [s]);
 const show = (v) => inspect(v, { depth: 6, breakLength: Infinity });
 
 class Asymmetric {
@@ -40,12 +51,12 @@ class Asymmetric {
 function equals(a, b, strict, seen = []) {
   if (a instanceof Asymmetric) return a.match(b);
   if (b instanceof Asymmetric) return b.match(a);
-  if (Object.is(a, b)) return true;
+  if (is(a, b)) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (seen.some(([x, y]) => x === a && y === b)) return true;
-  seen = seen.concat([[a, b]]);
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (strict && Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+  for (let i = 0; i < seen.length; i++) if (seen[i][0] === a && seen[i][1] === b) return true;
+  seen = [...seen, [a, b]];
+  if (isArray(a) !== isArray(b)) return false;
+  if (strict && protoOf(a) !== protoOf(b)) return false;
   if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
   if (a instanceof RegExp && b instanceof RegExp) return String(a) === String(b);
   if (a instanceof Error && b instanceof Error && a.message !== b.message) return false;
@@ -56,15 +67,19 @@ function equals(a, b, strict, seen = []) {
   }
   if (a instanceof Set && b instanceof Set) {
     if (a.size !== b.size) return false;
-    for (const v of a) if (!b.has(v) && ![...b].some((w) => equals(v, w, strict, seen))) return false;
+    for (const v of a) if (!b.has(v) && !apply(arrSome, from(b), [(w) => equals(v, w, strict, seen)])) return false;
     return true;
   }
-  if (Array.isArray(a) && a.length !== b.length) return false;
-  const keys = (o) => Object.keys(o).filter((k) => strict || o[k] !== undefined);
-  const ka = keys(a), kb = keys(b);
+  if (isArray(a) && a.length !== b.length) return false;
+  const own = (o) => {
+    const all = keys(o), out = [];
+    for (let i = 0; i < all.length; i++) if (strict || o[all[i]] !== undefined) out[out.length] = all[i];
+    return out;
+  };
+  const ka = own(a), kb = own(b);
   if (ka.length !== kb.length) return false;
   for (const k of ka) {
-    if (!Object.prototype.hasOwnProperty.call(b, k) || !equals(a[k], b[k], strict, seen)) return false;
+    if (!apply(hasOwn, b, [k]) || !equals(a[k], b[k], strict, seen)) return false;
   }
   return true;
 }
@@ -73,8 +88,8 @@ function equals(a, b, strict, seen = []) {
 function thrownMatches(err, expected) {
   if (expected === undefined) return true;
   const msg = err !== null && typeof err === "object" && "message" in err ? String(err.message) : String(err);
-  if (typeof expected === "string") return msg.includes(expected);
-  if (expected instanceof RegExp) return expected.test(msg);
+  if (typeof expected === "string") return includes(msg, expected);
+  if (expected instanceof RegExp) return matches(expected, msg);
   if (typeof expected === "function") return err instanceof expected;
   if (expected instanceof Error) return msg === expected.message;
   if (expected !== null && typeof expected === "object" && "message" in expected) return msg === String(expected.message);
@@ -82,20 +97,20 @@ function thrownMatches(err, expected) {
 }
 
 const matchers = {
-  toBe: (r, e) => [Object.is(r, e), `expected ${show(r)} to be ${show(e)}`],
+  toBe: (r, e) => [is(r, e), `expected ${show(r)} to be ${show(e)}`],
   toEqual: (r, e) => [equals(r, e, false), `expected ${show(r)} to equal ${show(e)}`],
   toStrictEqual: (r, e) => [equals(r, e, true), `expected ${show(r)} to strictly equal ${show(e)}`],
   toBeCloseTo: (r, e, digits = 2) => [
-    typeof r === "number" && (r === e || Math.abs(r - e) < Math.pow(10, -digits) / 2),
+    typeof r === "number" && (r === e || abs(r - e) < pow(10, -digits) / 2),
     `expected ${show(r)} to be close to ${show(e)} (${digits} digits)`,
   ],
   toContain: (r, e) => [
-    (typeof r === "string" && typeof e === "string" && r.includes(e)) ||
-      (r != null && typeof r !== "string" && typeof r[Symbol.iterator] === "function" && [...r].includes(e)),
+    (typeof r === "string" && typeof e === "string" && includes(r, e)) ||
+      (r != null && typeof r !== "string" && typeof r[Symbol.iterator] === "function" && apply(arrIncludes, from(r), [e])),
     `expected ${show(r)} to contain ${show(e)}`,
   ],
   toContainEqual: (r, e) => [
-    r != null && typeof r[Symbol.iterator] === "function" && [...r].some((x) => equals(x, e, false)),
+    r != null && typeof r[Symbol.iterator] === "function" && apply(arrSome, from(r), [(x) => equals(x, e, false)]),
     `expected ${show(r)} to contain an element equal to ${show(e)}`,
   ],
   toHaveLength: (r, n) => [r != null && r.length === n, `expected ${show(r)} to have length ${n} (it has ${r == null ? r : r.length})`],
@@ -104,9 +119,9 @@ const matchers = {
   toBeNull: (r) => [r === null, `expected ${show(r)} to be null`],
   toBeUndefined: (r) => [r === undefined, `expected ${show(r)} to be undefined`],
   toBeDefined: (r) => [r !== undefined, `expected ${show(r)} to be defined`],
-  toBeNaN: (r) => [Number.isNaN(r), `expected ${show(r)} to be NaN`],
+  toBeNaN: (r) => [isNaN_(r), `expected ${show(r)} to be NaN`],
   toMatch: (r, e) => [
-    typeof r === "string" && (e instanceof RegExp ? e.test(r) : r.includes(String(e))),
+    typeof r === "string" && (e instanceof RegExp ? matches(e, r) : includes(r, String(e))),
     `expected ${show(r)} to match ${show(e)}`,
   ],
   toBeInstanceOf: (r, e) => [r instanceof e, `expected ${show(r)} to be an instance of ${e && e.name}`],
