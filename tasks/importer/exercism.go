@@ -153,7 +153,7 @@ func (Exercism) exercise(dir string) (*Exercise, error) {
 		}
 	}
 	if ex.Language == tasks.TypeScript {
-		if err := ex.jest(cfgFile); err != nil {
+		if err := ex.jest(); err != nil {
 			return nil, fmt.Errorf("exercism: %s: %w", dir, err)
 		}
 	}
@@ -204,7 +204,7 @@ const (
 // jest makes the acceptance files of a JavaScript or TypeScript exercise
 // run on the image's Jest layer and adds the tsconfig files that compile
 // them (and, for TypeScript, type-check the solution with its tests).
-func (ex *Exercise) jest(cfgFile string) error {
+func (ex *Exercise) jest() error {
 	ex.Checks = map[string][]byte{}
 	var files []string
 	for _, name := range sortedNames(ex.Acceptance) {
