@@ -64,8 +64,13 @@ type GroupResult struct {
 	TestIDs          []string `json:"test_ids,omitempty"`
 	FailedIDs        []string `json:"failed_ids,omitempty"`
 	CollectionErrors []string `json:"collection_errors,omitempty"`
-	TimedOut         bool     `json:"timed_out,omitempty"`
-	ExitCode         int      `json:"exit_code"`
+	// CollectionError, set when CollectionErrors is, says why in the
+	// user's words: "the tests could not be collected: test_acc:
+	// ImportError: cannot import name 'add' from 'adder'". It is not a
+	// session cut short (tampering), which fails with exit status 3.
+	CollectionError string `json:"collection_error,omitempty"`
+	TimedOut        bool   `json:"timed_out,omitempty"`
+	ExitCode        int    `json:"exit_code"`
 	// Output is the tail of the group's output, for a person reading why.
 	Output  string  `json:"output,omitempty"`
 	Seconds float64 `json:"seconds"`

@@ -37,6 +37,7 @@ func JUnitIDs(data []byte) (all, failed, collection []string) {
 		Classname string `xml:"classname,attr"`
 		Error     *struct {
 			Message string `xml:"message,attr"`
+			Text    string `xml:",chardata"`
 		} `xml:"error"`
 	}
 	var raw struct {
@@ -80,6 +81,67 @@ func JUnitIDs(data []byte) (all, failed, collection []string) {
 	return all, failed, collection
 }
 
+// CollectionMessage reads why pytest could not collect the modules of a
+// JUnit report: per module, the exception line of its collection failure
+// ("test_acc: ImportError: cannot import name 'add' from 'adder'"), joined
+// by "; ". It is empty when every module was collected.
+func CollectionMessage(data []byte) string {
+	var raw struct {
+		Cases  []junitErrCase `xml:"testcase"`
+		Suites []struct {
+			Cases []junitErrCase `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if xml.Unmarshal(data, &raw) != nil {
+		return ""
+	}
+	var msgs []string
+	note := func(cs []junitErrCase) {
+		for _, c := range cs {
+			if c.Error != nil && c.Error.Message == "collection failure" {
+				msgs = append(msgs, qualify(c.Classname, c.Name)+": "+errorLine(c.Error.Text))
+			}
+		}
+	}
+	note(raw.Cases)
+	for _, s := range raw.Suites {
+		note(s.Cases)
+	}
+	return strings.Join(msgs, "; ")
+}
+
+type junitErrCase struct {
+	Name      string `xml:"name,attr"`
+	Classname string `xml:"classname,attr"`
+	Error     *struct {
+		Message string `xml:"message,attr"`
+		Text    string `xml:",chardata"`
+	} `xml:"error"`
+}
+
+// errorLine is the exception line of pytest's failure text: its last "E "
+// line, else its last line.
+func errorLine(text string) string {
+	var last, lastE string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		last = l
+		if strings.HasPrefix(l, "E ") {
+			lastE = strings.TrimSpace(l[1:])
+		}
+	}
+	if lastE != "" {
+		return lastE
+	}
+	if last == "" {
+		return "unknown error"
+	}
+	return last
+}
+
 func qualify(classname, name string) string {
 	if classname == "" {
 		return name
@@ -94,17 +156,19 @@ func qualify(classname, name string) string {
 func noteIDs(res *evalctl.GroupResult, report []byte) {
 	res.TestIDs, res.FailedIDs, res.CollectionErrors = JUnitIDs(report)
 	if len(res.CollectionErrors) > 0 {
+		res.CollectionError = "the tests could not be collected: " + CollectionMessage(report)
 		// pytest ends a session with collection errors by raising its
 		// Interrupted, a KeyboardInterrupt, which the runner reports as a
 		// session cut short: here that line would mislead.
 		var kept []string
 		for _, l := range strings.SplitAfter(res.Output, "\n") {
-			if !(strings.Contains(l, "the test session was cut short") && strings.Contains(l, "during collection")) {
+			if !(strings.Contains(l, "the test session was cut short") && strings.Contains(l, "during collection")) &&
+				!strings.HasPrefix(l, "evalctl: the tests could not be collected") {
 				kept = append(kept, l)
 			}
 		}
 		res.Output = strings.Join(kept, "")
-		res.Output = fmt.Sprintf("collection error: pytest could not import %s (an import error of the answer, such as a name the tests import that it lacks); no test of that module ran\n", strings.Join(res.CollectionErrors, ", ")) + res.Output
+		res.Output = fmt.Sprintf("%s (an import error of the answer, such as a name the tests import that it lacks); no test of that module ran\n", res.CollectionError) + res.Output
 	}
 }
 

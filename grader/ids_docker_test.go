@@ -14,8 +14,9 @@ import (
 )
 
 // TestImportErrorIsACollectionError: an answer lacking the name the tests
-// import fails acceptance with its output saying a module could not be
-// collected, and the grade names the module.
+// import fails acceptance as a collection error (its own field, message and
+// exit status 6), not as a session cut short (exit 3, tampering), and the
+// grade names the module and the import error.
 func TestImportErrorIsACollectionError(t *testing.T) {
 	s, g := setup(t)
 	c := s.Case("adder")
@@ -24,9 +25,12 @@ func TestImportErrorIsACollectionError(t *testing.T) {
 		t.Fatal(err)
 	}
 	acc := gr.Group("acceptance")
-	if acc.Success || len(acc.CollectionErrors) != 1 || !strings.HasPrefix(acc.Output, "collection error: pytest could not import test_acc") ||
-		strings.Contains(acc.Output, "cut short") || strings.Contains(acc.Output, "ended early") {
-		t.Errorf("acceptance: success %v, collection errors %q, output %q", acc.Success, acc.CollectionErrors, acc.Output)
+	// The import runs across the boundary, whose error names the module
+	// path ("No module named 'adder.add'; 'adder' is not a package").
+	const msg = "the tests could not be collected: test_acc: ModuleNotFoundError: No module named 'adder.add'"
+	if acc.Success || len(acc.CollectionErrors) != 1 || acc.ExitCode != 6 || !strings.HasPrefix(acc.CollectionError, msg) ||
+		!strings.HasPrefix(acc.Output, msg) || strings.Contains(acc.Output, "cut short") || strings.Contains(acc.Output, "ended early") {
+		t.Errorf("acceptance: success %v, exit %d, collection errors %q, collection error %q, output %q", acc.Success, acc.ExitCode, acc.CollectionErrors, acc.CollectionError, acc.Output)
 	}
 }
 

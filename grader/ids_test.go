@@ -17,7 +17,11 @@ const report = `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite nam
 <testcase classname="test_p.TestA" name="test_empty"><failure message="x"/></testcase>
 <testcase classname="test_p.TestB" name="test_empty"/>
 <testcase classname="leap_test.LeapTest" name="test_year"/>
-<testcase classname="" name="other_test"><error message="collection failure">ImportError while importing test module</error></testcase>
+<testcase classname="" name="other_test"><error message="collection failure">ImportError while importing test module '/checks/other_test.py'.
+Traceback:
+other_test.py:1: in &lt;module&gt;
+    from solution import x
+E   ImportError: cannot import name 'x' from 'solution' (unknown location)</error></testcase>
 </testsuite></testsuites>`
 
 func TestJUnitIDs(t *testing.T) {
@@ -34,7 +38,11 @@ func TestJUnitIDs(t *testing.T) {
 	}
 	res := &evalctl.GroupResult{Output: "E   ImportError\nevalctl: the test session was cut short (Interrupted: 1 error during collection); it does not count as a pass\n"}
 	noteIDs(res, []byte(report))
-	if !strings.HasPrefix(res.Output, "collection error: pytest could not import other_test") {
+	const msg = "the tests could not be collected: other_test: ImportError: cannot import name 'x' from 'solution' (unknown location)"
+	if res.CollectionError != msg {
+		t.Errorf("collection error %q, want %q", res.CollectionError, msg)
+	}
+	if !strings.HasPrefix(res.Output, msg+" (an import error of the answer") {
 		t.Errorf("output %q: a collection error is reported as such, first", res.Output)
 	}
 	if strings.Contains(res.Output, "cut short") || !strings.Contains(res.Output, "E   ImportError") {

@@ -306,6 +306,9 @@ func (e *Engine) buildLayer(ctx context.Context, r *Recipe, logw io.Writer) erro
 	resp, err := e.cli.ImageBuild(bctx, &buf, build.ImageBuildOptions{
 		Tags: []string{r.Ref()}, BuildArgs: map[string]*string{"BASE": &base},
 		Remove: true, ForceRemove: true, Version: build.BuilderV1, Labels: map[string]string{LabelManaged: "1"},
+		// The user layer copies files and adds users: no step needs a
+		// network (and the engine's bridge may not exist).
+		NetworkMode: "none",
 	})
 	if err != nil {
 		return fmt.Errorf("build user layer: %w", err)

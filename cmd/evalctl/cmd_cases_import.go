@@ -18,12 +18,13 @@ import (
 )
 
 func casesImport(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "cases import", "cases import FORMAT SRC --out SUITE [--name NAME] [--version V] [--prompt-template FILE] [--concurrency N] [--no-controls]")
+	fs := newFlags(e, "cases import", "cases import FORMAT SRC --out SUITE [--name NAME] [--version V] [--prompt-template FILE] [--concurrency N] [--max N] [--no-controls]")
 	out := fs.String("out", "", "directory of the new suite (must not exist or be empty; required)")
 	name := fs.String("name", "", "suite name (default: the base name of --out)")
 	version := fs.String("version", "1.0.0", "suite version")
 	promptFile := fs.String("prompt-template", "", "text/template file rendering each case's prompt (fields .Name .Language .Instructions .Solution .Files; default: instructions plus the files to change)")
 	conc := fs.Int("concurrency", 2, "grades run at once")
+	max := fs.Int("max", 24, "mutants graded per case phase when generating controls (spread over all made)")
 	noControls := fs.Bool("no-controls", false, "do not generate negative controls (the suite then fails 'cases check' until it has some)")
 	pos, err := parseWithPositionals(fs, args)
 	if err != nil {
@@ -39,8 +40,8 @@ func casesImport(ctx context.Context, e *env, args []string) error {
 	if *out == "" {
 		return usagef("cases import: --out SUITE is required")
 	}
-	if *conc < 1 {
-		return usagef("--concurrency must be at least 1")
+	if *conc < 1 || *max < 1 {
+		return usagef("--concurrency and --max must be at least 1")
 	}
 	if *name == "" {
 		*name = filepath.Base(filepath.Clean(*out))
@@ -79,7 +80,7 @@ func casesImport(ctx context.Context, e *env, args []string) error {
 	if *noControls {
 		return nil
 	}
-	return generateControls(ctx, e, gen, *out, nil, controls.Options{}, false)
+	return generateControls(ctx, e, gen, *out, nil, controls.Options{Max: *max}, false)
 }
 
 // newGenerator connects to the Docker Engine, builds the sandbox image if

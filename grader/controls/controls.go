@@ -28,7 +28,35 @@ import (
 )
 
 //go:embed mutate.py
-var mutateScript []byte
+var mutatePy []byte
+
+//go:embed mutate.js
+var mutateJS []byte
+
+// mutator is how the references of one language are mutated: which files,
+// by which script, run how in the sandbox image.
+type mutator struct {
+	script []byte
+	name   string
+	cmd    []string
+	source func(name string) bool
+}
+
+var mutators = map[tasks.Language]mutator{
+	tasks.Python: {script: mutatePy, name: "evalctl_mutate.py", cmd: []string{"python3", "-I", "-B", "/workspace/evalctl_mutate.py"},
+		source: func(n string) bool { return path.Ext(n) == ".py" }},
+	// The TypeScript compiler API of the image's own TypeScript parses
+	// the reference (JavaScript too: imported JavaScript cases compile
+	// with allowJs).
+	tasks.TypeScript: {script: mutateJS, name: "evalctl_mutate.js", cmd: []string{"node", "/workspace/evalctl_mutate.js"},
+		source: func(n string) bool {
+			switch path.Ext(n) {
+			case ".ts", ".js", ".mts", ".mjs", ".cts", ".cjs":
+				return !strings.HasSuffix(n, ".d.ts")
+			}
+			return false
+		}},
+}
 
 // Grader grades an answer; *grader.Grader satisfies it.
 type Grader interface {
@@ -44,6 +72,11 @@ type Options struct {
 	Keep int
 	// Labels label every container Generate starts.
 	Labels grader.Labels
+	// GroupTimeout caps each check group's timeout when a mutant is
+	// graded (0 means 60s): a mutant that loops forever (a dropped
+	// increment, say) is killed by it on both gradings instead of holding
+	// a grader slot for the case's full timeout twice.
+	GroupTimeout time.Duration
 }
 
 // Mutant is one mutated reference and what the checks made of it.
@@ -110,11 +143,17 @@ type Generator struct {
 	Grader Grader
 }
 
-// Generate mutates the Python reference of every phase of c, grades the
-// mutants, and picks controls. It changes no file; see Write.
+// Mutates reports whether Generate mutates references of language l.
+func Mutates(l tasks.Language) bool {
+	_, ok := mutators[l]
+	return ok
+}
+
+// Generate mutates the reference (Python or TypeScript) of every phase of
+// c, grades the mutants, and picks controls. It changes no file; see Write.
 func (gen *Generator) Generate(ctx context.Context, s *tasks.Suite, c *tasks.Case, opt Options) ([]*Report, error) {
-	if c.Language != tasks.Python {
-		return nil, fmt.Errorf("controls %s: only Python references are mutated (the case is %s)", c.Name, c.Language)
+	if _, ok := mutators[c.Language]; !ok {
+		return nil, fmt.Errorf("controls %s: references in %s are not mutated (Python and TypeScript are)", c.Name, c.Language)
 	}
 	if opt.Max <= 0 {
 		opt.Max = 24
@@ -122,6 +161,10 @@ func (gen *Generator) Generate(ctx context.Context, s *tasks.Suite, c *tasks.Cas
 	if opt.Keep <= 0 {
 		opt.Keep = 3
 	}
+	if opt.GroupTimeout <= 0 {
+		opt.GroupTimeout = 60 * time.Second
+	}
+	c = capTimeouts(c, opt.GroupTimeout)
 	var out []*Report
 	for _, p := range c.Phases {
 		r, err := gen.phase(ctx, s, c, p, opt)
@@ -142,9 +185,10 @@ func (gen *Generator) phase(ctx context.Context, s *tasks.Suite, c *tasks.Case, 
 	if err != nil {
 		return nil, fmt.Errorf("controls %s: %w", c.Name, err)
 	}
+	mut := mutators[c.Language]
 	files := map[string]string{}
 	for _, e := range ref {
-		if e.Mode.IsRegular() && path.Ext(e.Name) == ".py" {
+		if e.Mode.IsRegular() && mut.source(e.Name) {
 			files[e.Name] = string(e.Data)
 		}
 	}
@@ -152,7 +196,7 @@ func (gen *Generator) phase(ctx context.Context, s *tasks.Suite, c *tasks.Case, 
 	if len(files) == 0 {
 		return rep, nil
 	}
-	made, err := gen.mutate(ctx, files, opt.Labels)
+	made, err := gen.mutate(ctx, mut, files, opt.Labels)
 	if err != nil {
 		return nil, fmt.Errorf("controls %s phase %d: %w", c.Name, p.Number, err)
 	}
@@ -210,6 +254,26 @@ func (gen *Generator) phase(ctx context.Context, s *tasks.Suite, c *tasks.Case, 
 	choose(picked, opt.Keep)
 	rep.Mutants = picked
 	return rep, nil
+}
+
+// capTimeouts returns a copy of c whose check groups time out after at
+// most d; c is not changed.
+func capTimeouts(c *tasks.Case, d time.Duration) *tasks.Case {
+	cc := *c
+	cc.Phases = make([]*tasks.Phase, len(c.Phases))
+	for i, p := range c.Phases {
+		pc := *p
+		pc.Groups = make([]*tasks.Group, len(p.Groups))
+		for j, g := range p.Groups {
+			gc := *g
+			if gc.Timeout > d {
+				gc.Timeout = d
+			}
+			pc.Groups[j] = &gc
+		}
+		cc.Phases[i] = &pc
+	}
+	return &cc
 }
 
 // sameFailures compares two gradings of one mutant: reproducible when the
@@ -285,7 +349,7 @@ func spread(ms []Mutant, max int) []Mutant {
 }
 
 // mutate runs the mutation script in a container of the sandbox image.
-func (gen *Generator) mutate(ctx context.Context, files map[string]string, labels grader.Labels) ([]Mutant, error) {
+func (gen *Generator) mutate(ctx context.Context, mut mutator, files map[string]string, labels grader.Labels) ([]Mutant, error) {
 	in, err := json.Marshal(files)
 	if err != nil {
 		return nil, err
@@ -295,10 +359,10 @@ func (gen *Generator) mutate(ctx context.Context, files map[string]string, label
 		return nil, fmt.Errorf("mutate: %w", err)
 	}
 	defer box.Remove(context.WithoutCancel(ctx))
-	if err := box.CopyIn(ctx, "/workspace", []sandbox.Entry{{Name: "evalctl_mutate.py", Mode: 0o644, Data: mutateScript}}); err != nil {
+	if err := box.CopyIn(ctx, "/workspace", []sandbox.Entry{{Name: mut.name, Mode: 0o644, Data: mut.script}}); err != nil {
 		return nil, fmt.Errorf("mutate: %w", err)
 	}
-	res, err := box.Exec(ctx, []string{"python3", "-I", "-B", "/workspace/evalctl_mutate.py"}, sandbox.ExecOptions{
+	res, err := box.Exec(ctx, mut.cmd, sandbox.ExecOptions{
 		Timeout: 2 * time.Minute, Dir: "/workspace", Stdin: bytes.NewReader(in), MaxOutput: 256 << 20,
 	})
 	if err != nil {
@@ -316,7 +380,7 @@ func (gen *Generator) mutate(ctx context.Context, files map[string]string, label
 	}
 	out := make([]Mutant, len(raw))
 	for i, r := range raw {
-		stem := strings.TrimSuffix(path.Base(r.File), ".py")
+		stem := strings.TrimSuffix(path.Base(r.File), path.Ext(r.File))
 		out[i] = Mutant{ID: fmt.Sprintf("mut-%s-%s-l%d-%d", stem, r.Op, r.Line, i+1), File: r.File, Line: r.Line, Op: r.Op, Desc: r.Desc, source: []byte(r.Source)}
 	}
 	return out, nil

@@ -31,78 +31,99 @@ func setup(t *testing.T) (*controls.Generator, grader.Labels) {
 	return &controls.Generator{Engine: eng, Image: img.Ref, Grader: g}, labels
 }
 
-// TestImportedSuitePassesTheGate: the Exercism fixture, imported, counted
+// TestImportedSuitePassesTheGate: each Exercism fixture track (Python,
+// JavaScript and TypeScript on the image's Jest layer), imported, counted
 // and given generated controls, passes every expectation of 'cases check'.
 func TestImportedSuitePassesTheGate(t *testing.T) {
-	gen, labels := setup(t)
-	ctx := context.Background()
-	exs, err := importer.Exercism{}.Exercises("../../tasks/importer/testdata/exercism")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "imported")
-	if err := importer.Write(out, exs, importer.Options{Name: "imported", Version: "1.0.0"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := importer.FillCounts(ctx, gen.Grader, out, exs, labels); err != nil {
-		t.Fatal(err)
-	}
-	s, err := tasks.LoadSuite(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, want := range map[string]int{"leap": 5, "raindrops": 7} {
-		if got := s.Case(name).Phases[0].Group("acceptance").Tests; got != want {
-			t.Errorf("%s acceptance tests: %d, want %d (what the reference ran)", name, got, want)
-		}
-	}
-	for _, c := range s.Cases {
-		reps, err := gen.Generate(ctx, s, c, controls.Options{Labels: labels})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := reps[0]
-		if r.Score == nil || r.Graded == 0 || r.Killed > r.Graded || len(r.Kept()) < 2 {
-			t.Fatalf("%s: %s, kept %d", c.Name, controls.Summary(r), len(r.Kept()))
-		}
-		for _, m := range r.Kept() {
-			if !m.Reproducible || len(m.MustFail["acceptance"]) == 0 {
-				t.Errorf("%s kept %s: reproducible %v, must_fail %v", c.Name, m.ID, m.Reproducible, m.MustFail)
+	for _, tt := range []struct {
+		track  string
+		counts map[string]int
+		max    int // mutants graded (0: the default, 24)
+	}{
+		{"exercism", map[string]int{"leap": 5, "raindrops": 7}, 0},
+		// Each JavaScript or TypeScript grade compiles three times.
+		{"exercism-js", map[string]int{"digit-sum": 9}, 8},
+		{"exercism-ts", map[string]int{"number-stats": 8}, 8},
+	} {
+		t.Run(tt.track, func(t *testing.T) {
+			gen, labels := setup(t)
+			ctx := context.Background()
+			exs, err := importer.Exercism{}.Exercises("../../tasks/importer/testdata/" + tt.track)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if err := controls.Write(c, reps); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err = tasks.LoadSuite(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	results, err := gen.Grader.(*grader.Grader).CheckCases(ctx, s, s.Cases)
-	if err != nil {
-		t.Fatal(err)
-	}
-	results = append(results, grader.JudgeControls(s.Cases, results)...)
-	for _, r := range results {
-		if !r.Met {
-			t.Errorf("%s %s: %v", r.Case, r.Variant, r.Problems)
-		}
-	}
-	if n := len(results); n != 2*(2+3)+2 {
-		t.Errorf("%d gate rows, want 12 (reference, starter, 3 controls per case; 2 case rows)", n)
-	}
-	reps, err := controls.ReadReports(s.Case("leap"))
-	if err != nil || len(reps) != 1 || reps[0].Score == nil {
-		t.Errorf("recorded mutation report of leap: %v %v", reps, err)
-	}
-	// Writing the same controls again is refused: nothing is overwritten.
-	if err := controls.Write(s.Case("leap"), reps); err == nil || !strings.Contains(err.Error(), "exists already") {
-		t.Errorf("second write: %v, want 'exists already'", err)
+			out := filepath.Join(t.TempDir(), "imported")
+			if err := importer.Write(out, exs, importer.Options{Name: "imported", Version: "1.0.0"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := importer.FillCounts(ctx, gen.Grader, out, exs, labels); err != nil {
+				t.Fatal(err)
+			}
+			s, err := tasks.LoadSuite(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, want := range tt.counts {
+				if got := s.Case(name).Phases[0].Group("acceptance").Tests; got != want {
+					t.Errorf("%s acceptance tests: %d, want %d (what the reference ran)", name, got, want)
+				}
+			}
+			kept := 0
+			for _, c := range s.Cases {
+				reps, err := gen.Generate(ctx, s, c, controls.Options{Max: tt.max, Labels: labels})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := reps[0]
+				if r.Score == nil || r.Graded == 0 || r.Killed > r.Graded || len(r.Kept()) < 2 {
+					t.Fatalf("%s: %s, kept %d", c.Name, controls.Summary(r), len(r.Kept()))
+				}
+				t.Log(controls.Summary(r))
+				for _, m := range r.Kept() {
+					if !m.Reproducible || len(m.MustFail["acceptance"]) == 0 {
+						t.Errorf("%s kept %s: reproducible %v, must_fail %v", c.Name, m.ID, m.Reproducible, m.MustFail)
+					}
+				}
+				kept += len(r.Kept())
+				if err := controls.Write(c, reps); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err = tasks.LoadSuite(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			results, err := gen.Grader.(*grader.Grader).CheckCases(ctx, s, s.Cases)
+			if err != nil {
+				t.Fatal(err)
+			}
+			results = append(results, grader.JudgeControls(s.Cases, results)...)
+			for _, r := range results {
+				if !r.Met {
+					t.Errorf("%s %s: %v", r.Case, r.Variant, r.Problems)
+				}
+			}
+			// Per case: reference, starter, its controls, and the case row.
+			if n, want := len(results), 3*len(s.Cases)+kept; n != want {
+				t.Errorf("%d gate rows, want %d", n, want)
+			}
+			first := s.Cases[0]
+			reps, err := controls.ReadReports(first)
+			if err != nil || len(reps) != 1 || reps[0].Score == nil {
+				t.Errorf("recorded mutation report of %s: %v %v", first.Name, reps, err)
+			}
+			// Writing the same controls again is refused: nothing is overwritten.
+			if err := controls.Write(first, reps); err == nil || !strings.Contains(err.Error(), "exists already") {
+				t.Errorf("second write: %v, want 'exists already'", err)
+			}
+		})
 	}
 }
 
-// TestDevelopmentCasesMutationScore: on two development cases, generation
-// finds plausible controls (passing the public tests) and a mutation score.
+// TestDevelopmentCasesMutationScore: on development cases, Python (cache,
+// paths) and TypeScript (async_pool, pagination), generation finds
+// plausible controls (passing the public tests) and a mutation score in
+// every phase.
 func TestDevelopmentCasesMutationScore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("grades dozens of mutants")
@@ -112,25 +133,37 @@ func TestDevelopmentCasesMutationScore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"cache", "paths"} {
-		c := s.Case(name)
-		reps, err := gen.Generate(context.Background(), s, c, controls.Options{Max: 10, Labels: labels})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := reps[0]
-		t.Log(controls.Summary(r))
-		if r.Score == nil || r.Graded != 10 || r.Killed == 0 {
-			t.Errorf("%s: %s", name, controls.Summary(r))
-		}
-		plausible := 0
-		for _, m := range r.Kept() {
-			if m.Plausible {
-				plausible++
+	for _, tt := range []struct {
+		name string
+		max  int
+	}{{"cache", 10}, {"paths", 10}, {"async_pool", 8}, {"pagination", 8}} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := s.Case(tt.name)
+			reps, err := gen.Generate(context.Background(), s, c, controls.Options{Max: tt.max, Labels: labels})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if plausible == 0 {
-			t.Errorf("%s: no plausible control among %d kept", name, len(r.Kept()))
-		}
+			if len(reps) != len(c.Phases) {
+				t.Fatalf("%d reports for %d phases", len(reps), len(c.Phases))
+			}
+			for _, r := range reps {
+				t.Log(controls.Summary(r))
+				if r.Score == nil || r.Graded != tt.max || r.Killed == 0 {
+					t.Errorf("%s", controls.Summary(r))
+				}
+				plausible := 0
+				for _, m := range r.Kept() {
+					if m.Plausible {
+						plausible++
+					}
+					if !m.Reproducible || len(m.MustFail) == 0 {
+						t.Errorf("phase %d kept %s: reproducible %v, must_fail %v", r.Phase, m.ID, m.Reproducible, m.MustFail)
+					}
+				}
+				if plausible == 0 {
+					t.Errorf("phase %d: no plausible control among %d kept", r.Phase, len(r.Kept()))
+				}
+			}
+		})
 	}
 }

@@ -43,8 +43,8 @@ func (gen *Generator) GenerateSuite(ctx context.Context, s *tasks.Suite, names [
 		}
 	} else {
 		for _, c := range s.Cases {
-			if c.Language != tasks.Python {
-				fmt.Fprintf(opt.Log, "%s: skipped: only Python references are mutated (the case is %s)\n", c.Name, c.Language)
+			if !Mutates(c.Language) {
+				fmt.Fprintf(opt.Log, "%s: skipped: references in %s are not mutated\n", c.Name, c.Language)
 				continue
 			}
 			cases = append(cases, c)

@@ -15,7 +15,10 @@ to this process, and the report is written where it cannot write.
 The guards from before the boundary stay as a second line: a session cut
 short exits with status 3; the process ends with os._exit once pytest
 returns; pytest's and pluggy's machinery is compared before and after the
-run.
+run. A test module that could not be collected (an import error of the
+answer: a name the tests import that it lacks) is not a session cut short,
+though pytest ends that session with its Interrupted, a KeyboardInterrupt:
+it exits with status 6 and says "the tests could not be collected".
 """
 import importlib
 import importlib.abc
@@ -246,13 +249,35 @@ def _machinery():
     return out
 
 
+# Exit status of a session whose test modules could not be collected.
+COLLECTION_ERROR = 6
+
+
+def _last_error_line(text):
+    """The exception line of a collection report ("ImportError: cannot
+    import name 'x' from 'solution'"), else its last line."""
+    lines = [l.strip() for l in str(text).splitlines() if l.strip()]
+    errs = [l[1:].strip() for l in lines if l.startswith("E ")]
+    return (errs or lines or ["unknown error"])[-1]
+
+
 class _Guard:
-    """Notes a session that pytest.exit or KeyboardInterrupt ended early."""
+    """Notes a session that pytest.exit or KeyboardInterrupt ended early,
+    and the collection errors pytest ends a session with."""
 
     def __init__(self):
         self.cut_short = None
+        self.collection = []
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collection.append("%s: %s" % (report.nodeid or "?", _last_error_line(report.longrepr)))
 
     def pytest_keyboard_interrupt(self, excinfo):
+        # pytest raises Session.Interrupted ("N errors during collection")
+        # after collection errors; any other interrupt cuts the session short.
+        if self.collection and excinfo.typename == "Interrupted" and "during collection" in str(excinfo.value):
+            return
         self.cut_short = excinfo.exconly()
 
 
@@ -276,4 +301,7 @@ if _changed:
 if _guard.cut_short is not None:
     sys.stderr.write("evalctl: the test session was cut short (%s); it does not count as a pass\n" % _guard.cut_short)
     _exit(3)
+if _guard.collection:
+    sys.stderr.write("evalctl: the tests could not be collected: %s\n" % "; ".join(_guard.collection))
+    _exit(COLLECTION_ERROR)
 _exit(int(_code))

@@ -26,9 +26,12 @@ import (
 //	                       solution file), files.editor (-> workspace,
 //	                       protected), blurb (-> summary)
 //
-// Only the Python track fits the sandbox image: the JavaScript and
-// TypeScript tracks test with Jest (and Babel), which the image lacks, and
-// are refused with that reason rather than imported half-working.
+// The JavaScript and TypeScript tracks (solution .js or .ts, tests
+// <slug>.spec.js or <slug>.test.ts, reference .meta/proof.ci.js or
+// .meta/exemplar.js through files.example or files.exemplar) test with
+// Jest: their tests run on the image's Jest-compatible layer (see jest.go),
+// compiled by the image's tsc; a test using what the layer lacks is refused
+// with the exercise, file, line and feature.
 type Exercism struct{}
 
 // Name implements Adapter.
@@ -40,6 +43,7 @@ type exercismConfig struct {
 		Solution []string `json:"solution"`
 		Test     []string `json:"test"`
 		Example  []string `json:"example"`
+		Exemplar []string `json:"exemplar"`
 		Editor   []string `json:"editor"`
 	} `json:"files"`
 }
@@ -90,6 +94,9 @@ func (Exercism) exercise(dir string) (*Exercise, error) {
 		return nil, fmt.Errorf("exercism: %s: %w", cfgFile, err)
 	}
 	fe := func(field, msg string) error { return fmt.Errorf("exercism: %s: field %s: %s", cfgFile, field, msg) }
+	if len(cfg.Files.Example) == 0 {
+		cfg.Files.Example = cfg.Files.Exemplar // a concept exercise's reference
+	}
 	switch {
 	case len(cfg.Files.Solution) == 0:
 		return nil, fe("files.solution", "lists no file")
@@ -98,19 +105,26 @@ func (Exercism) exercise(dir string) (*Exercise, error) {
 	case len(cfg.Files.Example) == 0:
 		return nil, fe("files.example", "lists no file")
 	}
+	track := ""
 	for _, f := range cfg.Files.Solution {
-		switch ext := path.Ext(f); ext {
-		case ".py":
-		case ".js", ".ts", ".mjs":
-			return nil, fe("files.solution", fmt.Sprintf("%s: the JavaScript and TypeScript tracks test with Jest, which the sandbox image lacks (Node's own test runner only); only the Python track is imported", f))
-		default:
-			return nil, fe("files.solution", fmt.Sprintf("%s: no track of extension %q is supported (Python only)", f, ext))
+		t, ok := map[string]string{".py": "python", ".js": "javascript", ".ts": "typescript"}[path.Ext(f)]
+		if !ok {
+			return nil, fe("files.solution", fmt.Sprintf("%s: no track of extension %q is supported (Python .py, JavaScript .js, TypeScript .ts)", f, path.Ext(f)))
 		}
+		if track != "" && t != track {
+			return nil, fe("files.solution", fmt.Sprintf("mixes %s and %s files", track, t))
+		}
+		track = t
 	}
 	name := filepath.Base(dir)
 	ex := &Exercise{
-		Name: name, Language: tasks.Python, Source: dir, Solution: cfg.Files.Solution,
+		Name: name, Language: tasks.Python, Track: track, Source: dir, Solution: cfg.Files.Solution,
 		Workspace: map[string][]byte{}, Acceptance: map[string][]byte{}, Reference: map[string][]byte{},
+	}
+	if track != "python" {
+		// Both compile with the image's tsc and run under node's test
+		// runner: the TypeScript toolchain.
+		ex.Language = tasks.TypeScript
 	}
 	read := func(field, rel string) ([]byte, error) {
 		if !validRel(rel) {
@@ -138,6 +152,11 @@ func (Exercism) exercise(dir string) (*Exercise, error) {
 			return nil, err
 		}
 	}
+	if ex.Language == tasks.TypeScript {
+		if err := ex.jest(); err != nil {
+			return nil, fmt.Errorf("exercism: %s: %w", dir, err)
+		}
+	}
 	// The example is the solution's content: .meta/example.py becomes the
 	// solution file (two_fer.py). With several files, they pair in order.
 	if len(cfg.Files.Example) != len(cfg.Files.Solution) {
@@ -162,6 +181,9 @@ func (Exercism) exercise(dir string) (*Exercise, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("exercism: %s: no .docs/instructions.md", dir)
 	}
+	if track != "python" {
+		parts = append(parts, "(The tests run under Node "+nodeVersion+" with the TypeScript "+tscVersion+" compiler; no npm package is available.)")
+	}
 	ex.Instructions = strings.Join(parts, "\n\n")
 	ex.Summary = oneLine(cfg.Blurb)
 	if ex.Summary == "" {
@@ -171,3 +193,48 @@ func (Exercism) exercise(dir string) (*Exercise, error) {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// The image's toolchain, named in the instructions of JavaScript and
+// TypeScript exercises.
+const (
+	nodeVersion = "18"
+	tscVersion  = "4.8"
+)
+
+// jest makes the acceptance files of a JavaScript or TypeScript exercise
+// run on the image's Jest layer and adds the tsconfig files that compile
+// them (and, for TypeScript, type-check the solution with its tests).
+func (ex *Exercise) jest() error {
+	ex.Checks = map[string][]byte{}
+	var files []string
+	for _, name := range sortedNames(ex.Acceptance) {
+		out, err := jestTest(ex.Acceptance[name], name, "checks/acceptance", ex.Workspace)
+		if err != nil {
+			return err
+		}
+		ex.Acceptance[name] = out
+		files = append(files, "/checks/acceptance/"+name)
+		ex.TestPaths = append(ex.TestPaths, "checks/acceptance/"+strings.TrimSuffix(name, path.Ext(name))+".js")
+	}
+	// The two type-check groups every TypeScript phase has: the solution
+	// alone, and the solution as the tests use it. JavaScript compiles
+	// without type checking, so for it they catch syntax errors only.
+	js := ex.Track == "javascript"
+	var sol []string
+	for _, f := range ex.Solution {
+		sol = append(sol, "/workspace/"+f)
+	}
+	ex.Checks["tsconfig.acceptance.json"] = tsconfig(files, js)
+	ex.Checks["tsconfig.typecheck.json"] = tsconfig(sol, js)
+	ex.Checks["tsconfig.consumer.json"] = tsconfig(append(sol, files...), js)
+	return nil
+}
+
+func sortedNames(m map[string][]byte) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

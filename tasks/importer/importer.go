@@ -43,6 +43,9 @@ type Exercise struct {
 	// Name becomes the case name and directory (a slug such as "two-fer").
 	Name     string
 	Language tasks.Language
+	// Track is the source's language ("python", "javascript",
+	// "typescript"); JavaScript cases use the TypeScript toolchain.
+	Track string
 	// Summary is one line saying what the agent must do.
 	Summary string
 	// Instructions is the task statement, written to CONTRACT.md in the
@@ -60,6 +63,11 @@ type Exercise struct {
 	Acceptance map[string][]byte
 	// Reference is the reference solution, an overlay on the workspace.
 	Reference map[string][]byte
+	// Checks holds further files under checks/ (tsconfig files).
+	Checks map[string][]byte
+	// TestPaths are the node-test paths of the acceptance group (the
+	// compiled test files); empty for pytest.
+	TestPaths []string
 	// Source is where the exercise came from, for messages.
 	Source string
 }
@@ -153,6 +161,7 @@ func writeCase(dir string, ex *Exercise, prompt *template.Template) error {
 	}{
 		{"workspace", ws},
 		{"checks/acceptance", ex.Acceptance},
+		{"checks", ex.Checks},
 		{"reference/phase-1", ex.Reference},
 		{"prompts", map[string][]byte{"phase-1.md": buf.Bytes()}},
 	}
@@ -191,8 +200,15 @@ func CaseYAML(ex *Exercise, counts map[string]int) []byte {
 	fmt.Fprintf(&b, "name: %s\nlanguage: %s\nsummary: %s\n", ex.Name, ex.Language, yamlString(ex.Summary))
 	fmt.Fprintf(&b, "protected: [%s]\n", strings.Join(quoteAll(protected), ", "))
 	b.WriteString("phases:\n  - prompt: prompts/phase-1.md\n    reference: reference/phase-1\n    groups:\n")
-	fmt.Fprintf(&b, "      - {name: acceptance, runner: pytest, paths: [/checks/acceptance], timeout: 120s%s}\n", tests)
-	b.WriteString("      - {name: syntax, runner: py-compile}\n")
+	if ex.Language == tasks.Python {
+		fmt.Fprintf(&b, "      - {name: acceptance, runner: pytest, paths: [/checks/acceptance], timeout: 120s%s}\n", tests)
+		b.WriteString("      - {name: syntax, runner: py-compile}\n")
+		return []byte(b.String())
+	}
+	fmt.Fprintf(&b, "      - {name: acceptance, runner: node-test, tsconfig: /checks/tsconfig.acceptance.json, paths: [%s], timeout: 120s%s}\n",
+		strings.Join(quoteAll(ex.TestPaths), ", "), tests)
+	b.WriteString("      - {name: typecheck, runner: tsc, tsconfig: /checks/tsconfig.typecheck.json}\n")
+	b.WriteString("      - {name: consumer_typecheck, runner: tsc, tsconfig: /checks/tsconfig.consumer.json}\n")
 	return []byte(b.String())
 }
 
