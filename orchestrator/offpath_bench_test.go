@@ -29,7 +29,12 @@ import (
 // (comma-separated) picks the runners. With EVALCTL_BENCH_ATTEMPT_TOKENS=N
 // each attempt generates N tokens (the runaway script capped by max_tokens
 // and the generated-token budget), N/TPS seconds of decode; otherwise the
-// reference script answers (a few hundred tokens).
+// reference script answers (a few hundred tokens). Besides the report's
+// figures it gives, from the transcripts, the gap between an attempt's
+// endpoint release and the next attempt's first request (what the device
+// waits on) and the idle share with busy counted from each attempt's first
+// request (the start work is no serving, whichever side of started_at it
+// falls on).
 //
 //	go test ./orchestrator -run '^$' -bench EndpointIdle -benchtime 1x
 func BenchmarkEndpointIdle(b *testing.B) {
@@ -76,6 +81,9 @@ func BenchmarkEndpointIdle(b *testing.B) {
 	span := map[string]float64{}
 	tail := map[string]float64{}
 	wall := map[string]float64{}
+	gapMax := map[string]float64{}
+	gapMean := map[string]float64{}
+	reqIdle := map[string]float64{}
 	for i := 0; i < b.N; i++ {
 		for _, m := range modes {
 			opts := orchestrator.Options{PlanFile: f, OutDir: b.TempDir(), Engine: eng, Image: img, GradeConcurrency: 1}
@@ -105,6 +113,15 @@ func BenchmarkEndpointIdle(b *testing.B) {
 			idle[m] += *d.IdleShare
 			span[m] += *d.SpanIdleShare
 			tail[m] += *d.TailSeconds
+			// From the transcripts: what the device waited between an
+			// attempt's release and the next one's first request, and the
+			// idle share with busy counted from each first request (the
+			// start work before it is no serving, whichever side of
+			// started_at it falls).
+			mx, mean, serving := deviceWaits(b, res.Dir, res.Attempts)
+			gapMax[m] = max(gapMax[m], mx.Seconds()*1000)
+			gapMean[m] += mean.Seconds() * 1000
+			reqIdle[m] += 1 - serving / *d.WallSeconds
 		}
 	}
 	n := float64(b.N)
@@ -113,5 +130,8 @@ func BenchmarkEndpointIdle(b *testing.B) {
 		b.ReportMetric(span[m]/n*100, m+"-span-idle-%")
 		b.ReportMetric(tail[m]/n, m+"-tail-s")
 		b.ReportMetric(wall[m]/n, m+"-wall-s")
+		b.ReportMetric(gapMax[m], m+"-gap-max-ms")
+		b.ReportMetric(gapMean[m]/n, m+"-gap-mean-ms")
+		b.ReportMetric(reqIdle[m]/n*100, m+"-from-first-request-idle-%")
 	}
 }
