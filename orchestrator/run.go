@@ -84,6 +84,11 @@ type Options struct {
 	// grading ends, as runners did before grading left the critical path.
 	// Only the benchmark uses it, as the baseline it is compared with.
 	HoldEndpointWhileGrading bool
+	// StartOnSlot does an attempt's start work (agent container, starter
+	// workspace, endpoint identity) after it takes its device slot, as
+	// runners did before that work moved off the device's critical path.
+	// Only the benchmark uses it, as the baseline it is compared with.
+	StartOnSlot bool
 	// ownPool is the pool of engines the run connected (closed at its end).
 	ownPool *sandbox.Hosts
 }
@@ -443,11 +448,19 @@ func (r *runner) execute(ctx context.Context) error {
 			break
 		}
 		arm := r.plan.Arm(a.Arm)
+		// The start work that needs no slot begins now, while the attempts
+		// before this one still generate: the slot is taken only when the
+		// first request can follow.
+		var prep *preparation
+		if !r.opts.StartOnSlot {
+			prep = r.prepare(ctx, a, arm)
+		}
 		// A free replica of the arm's pool (its one endpoint when it has
 		// no pool): a slot on that replica's device.
 		reps := arm.Replicas()
 		k := devs.acquire(ctx, arm.Name, reps)
 		if k < 0 {
+			prep.discard()
 			break
 		}
 		rep := reps[k]
@@ -456,6 +469,7 @@ func (r *runner) execute(ctx context.Context) error {
 			// Cancelled, or the breaker tripped, while this attempt waited
 			// for its turn.
 			devs.release(key)
+			prep.discard()
 			break
 		}
 		wg.Add(1)
@@ -466,7 +480,8 @@ func (r *runner) execute(ctx context.Context) error {
 			var once sync.Once
 			free := func() { once.Do(func() { devs.release(key) }) }
 			defer free()
-			if err := r.attempt(ctx, a, rep, free); err != nil {
+			defer prep.discard()
+			if err := r.attempt(ctx, a, rep, prep, free); err != nil {
 				record(err)
 				return
 			}
@@ -564,13 +579,17 @@ func (r *runner) guard(ctx context.Context) string {
 // everything else is recorded in the attempt. free gives the device slot
 // back to the scheduler; it is called once the endpoint is released after a
 // model part that ended well (the caller frees it in every other case).
-func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, free func()) error {
+// prep is the start work done before the slot was taken (nil: none).
+func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, prep *preparation, free func()) error {
 	arm := r.plan.Arm(a.Arm)
 	device := rep.Device
 	if len(arm.Endpoint.Replicas) > 0 {
 		a.Replica = rep.BaseURL
 	}
 	c := r.suite.Case(a.Case)
+	// The attempt starts once its start work is done: until then its
+	// device has no request of it to serve.
+	prep.wait()
 	// In flight from before its start time until after its endpoint
 	// release: every attempt whose recorded [started_at,
 	// endpoint_released_at] meets this one's on the same device is named
@@ -620,7 +639,7 @@ func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, f
 		baseURL, a.Server = url, identity
 	}
 	if out.infra == nil {
-		out = r.runAttempt(ctx, a, arm, baseURL, c, release)
+		out = r.runAttempt(ctx, a, arm, baseURL, c, prep, release)
 	}
 	releaseAt(false)
 	end := time.Now().UTC()
@@ -657,19 +676,23 @@ type attemptOutcome struct {
 // runAttempt runs the agent and grades its answers; it calls
 // releaseEndpoint as soon as the last model response has arrived, so that
 // the next attempt on the device starts while this one is graded.
-func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, baseURL string, c *tasks.Case, releaseEndpoint func()) (out attemptOutcome) {
+func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, baseURL string, c *tasks.Case, prep *preparation, releaseEndpoint func()) (out attemptOutcome) {
 	client := model.New(model.Config{BaseURL: baseURL, APIKey: apiKey(arm)})
-	// What the endpoint says about itself; an endpoint that does not answer
-	// before any token is an infrastructure failure, never a model failure.
-	info, err := client.Endpoint(ctx, arm.Endpoint.Model)
-	if err != nil {
-		return attemptOutcome{infra: fmt.Errorf("endpoint %s unreachable before the attempt: %w", baseURL, err)}
+	if prep == nil {
+		prep = r.prepareNow(ctx, a, arm, baseURL)
+	} else if prep.err == nil && prep.info == nil {
+		// Prepared before the replica (or the profile's server) was known:
+		// only the identity is left.
+		if prep.info, prep.err = identify(ctx, client, arm, baseURL); prep.err != nil {
+			prep.discard()
+		}
 	}
-	a.Endpoint = info
-	box, err := r.boxes.take(ctx, a.ID, a.Device)
-	if err != nil {
-		return attemptOutcome{infra: fmt.Errorf("agent sandbox would not start: %w", err)}
+	if prep.err != nil {
+		return attemptOutcome{infra: prep.err}
 	}
+	a.Endpoint = prep.info
+	box := prep.box
+	prep.box = nil // this attempt's from here on
 	a.SandboxEngine = box.EngineName()
 	released := false
 	release := func() {
@@ -689,13 +712,6 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 			out.infra = fmt.Errorf("%w: engine %s (the attempt's agent sandbox): %v", sandbox.ErrEngineLost, box.EngineName(), out.infra)
 		}
 	}()
-	starter, err := sandbox.DirEntries(c.WorkspaceDir, tasks.Ignored)
-	if err == nil {
-		err = box.CopyIn(ctx, "/workspace", starter)
-	}
-	if err != nil {
-		return attemptOutcome{infra: fmt.Errorf("copy the starter workspace in: %w", err)}
-	}
 	tf, err := os.OpenFile(filepath.Join(r.store.AttemptDir(a.ID), runstore.TranscriptFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return attemptOutcome{infra: err}
@@ -712,7 +728,20 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 	}
 	var snaps []*sandbox.Snapshot // the phases' answers, as written to the run directory
 	counters := startCounters(ctx, client)
-	for _, p := range c.Phases {
+	// done closes the attempt's model part at its last model response: the
+	// /metrics bracket ends and the endpoint is given back before the last
+	// snapshot, which needs only the container.
+	modelDone := false
+	done := func() {
+		if modelDone {
+			return
+		}
+		modelDone = true
+		a.Measurements = loop.Measurements()
+		a.ServerCounters = counters.stop(ctx)
+		releaseEndpoint()
+	}
+	for i, p := range c.Phases {
 		if p.OverlayDir != "" {
 			over, err := sandbox.DirEntries(p.OverlayDir, tasks.Ignored)
 			if err == nil {
@@ -738,6 +767,11 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		if infraFailure(turn) {
 			return attemptOutcome{infra: fmt.Errorf("endpoint unavailable in phase %d, the request never reached it (%s): %s", p.Number, turn.ModelErrorKind, turn.Error)}
 		}
+		// A budget stop or an error ends the attempt; what exists is graded.
+		last := i == len(c.Phases)-1 || turn.Termination != evalctl.TermCompleted
+		if last {
+			done()
+		}
 		snap, err := box.Snapshot(ctx, "/workspace", tasks.Ignored)
 		if err != nil {
 			return attemptOutcome{infra: fmt.Errorf("snapshot phase %d: %w", p.Number, err)}
@@ -748,18 +782,15 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		}
 		a.Snapshots = append(a.Snapshots, evalctl.Snapshot{Phase: p.Number, File: filepath.Base(path), SHA256: snap.SHA256, Bytes: int64(len(snap.Tar))})
 		snaps = append(snaps, snap)
-		if turn.Termination != evalctl.TermCompleted {
-			break // a budget stop or an error ends the attempt; what exists is graded
+		if last {
+			break
 		}
 	}
-	a.Measurements = loop.Measurements()
-	a.ServerCounters = counters.stop(ctx)
+	done()
 	a.ArmUnchanged = r.armUnchanged(a)
-	// The agent is done with its container and the endpoint: remove the
-	// one and free the other, so that the next attempt starts while this
-	// one is graded.
+	// The agent is done with its container: remove it, so that the next
+	// attempt's container is started while this one is graded.
 	release()
-	releaseEndpoint()
 	// Grade every phase snapshot in a fresh container.
 	for i, s := range a.Snapshots {
 		r.prog.phase(a, fmt.Sprintf("grading phase %d", s.Phase))

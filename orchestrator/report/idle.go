@@ -11,7 +11,7 @@ import (
 
 // IdleMethod says how EndpointIdle figures are computed; it is recorded
 // with them.
-const IdleMethod = "idle_share = 1 - busy / wall per device label. busy: the union of the [started_at, endpoint_released_at] intervals of the attempts on the device (an attempt holds its endpoint from its start, server start included, to its last model response; grading is not endpoint time). wall: per runner session (registration or resume), from the session's first attempt start to its last attempt end (grading included), summed over sessions; rests (the plan's rest_seconds, from the event log) are taken out where the device was not busy during them."
+const IdleMethod = "idle_share = 1 - busy / wall per device label. busy: the union of the [started_at, endpoint_released_at] intervals of the attempts on the device (an attempt holds its endpoint from its start, server start included, to its last model response; grading is not endpoint time). wall: per runner session (registration or resume), from the session's first attempt start to its last attempt end (grading included), summed over sessions; rests (the plan's rest_seconds, from the event log) are taken out where the device was not busy during them. span_idle_share = 1 - busy / span, span: per session, from the device's first attempt start to its last endpoint release, rests taken out likewise (the device's own working span: what the runner could have kept it busy for). tail_seconds: per session, the cohort wall time after the device's last endpoint release, summed (on one device: the last grades, with nothing left for the device to serve); idle_share counts it, span_idle_share does not."
 
 // EndpointIdle is how much of a cohort's wall time each device's endpoint
 // stood idle: the share of time the GPU waited on something else
@@ -34,7 +34,15 @@ type DeviceIdle struct {
 	WallSeconds *float64 `json:"wall_seconds"`
 	RestSeconds *float64 `json:"rest_seconds"`
 	IdleShare   *float64 `json:"idle_share"`
-	Why         string   `json:"why,omitempty"`
+	// SpanSeconds is the device's own working span, first attempt start
+	// to last endpoint release per session, rests taken out; SpanIdleShare
+	// is the idle share over it. TailSeconds is the cohort wall time after
+	// the device's last release (on one device: the last grades), which
+	// IdleShare counts and SpanIdleShare does not.
+	SpanSeconds   *float64 `json:"span_seconds"`
+	SpanIdleShare *float64 `json:"span_idle_share"`
+	TailSeconds   *float64 `json:"tail_seconds"`
+	Why           string   `json:"why,omitempty"`
 }
 
 type span struct{ from, to time.Time }
@@ -123,6 +131,7 @@ func ComputeEndpointIdle(attempts []*evalctl.Attempt, events []runstore.Event) *
 		return sort.Search(len(sessions), func(i int) bool { return sessions[i].After(t) }) - 1
 	}
 	walls := map[int]*span{}
+	spans := map[string]map[int]*span{} // device -> session -> first start to last release
 	busy := map[string][]span{}
 	count := map[string]int{}
 	unknown := map[string]string{}
@@ -149,6 +158,19 @@ func ComputeEndpointIdle(attempts []*evalctl.Attempt, events []runstore.Event) *
 		busy[d] = append(busy[d], span{*a.StartedAt, *a.EndpointReleasedAt})
 		count[d]++
 		k := session(*a.StartedAt)
+		if spans[d] == nil {
+			spans[d] = map[int]*span{}
+		}
+		if sp := spans[d][k]; sp == nil {
+			spans[d][k] = &span{*a.StartedAt, *a.EndpointReleasedAt}
+		} else {
+			if a.StartedAt.Before(sp.from) {
+				sp.from = *a.StartedAt
+			}
+			if a.EndpointReleasedAt.After(sp.to) {
+				sp.to = *a.EndpointReleasedAt
+			}
+		}
 		w := walls[k]
 		if w == nil {
 			walls[k] = &span{*a.StartedAt, *end}
@@ -187,6 +209,22 @@ func ComputeEndpointIdle(attempts []*evalctl.Attempt, events []runstore.Event) *
 		} else {
 			di.Why = "no wall time"
 		}
+		var own, tail []span
+		for k, sp := range spans[d] {
+			own = append(own, *sp)
+			if w := walls[k]; w.to.After(sp.to) {
+				tail = append(tail, span{sp.to, w.to})
+			}
+		}
+		own = union(own)
+		spanD := total(own) - total(minus(intersect(rests, own), b))
+		ts := total(minus(union(tail), rests)).Seconds()
+		ss := spanD.Seconds()
+		di.SpanSeconds, di.TailSeconds = &ss, &ts
+		if spanD > 0 {
+			share := 1 - bs/ss
+			di.SpanIdleShare = &share
+		}
 		out.Devices = append(out.Devices, di)
 	}
 	return out
@@ -208,8 +246,12 @@ func idleNotes(in *Input) []string {
 				notes = append(notes, fmt.Sprintf("run %s, device %s: endpoint idle share unknown: %s", r.ID, name, d.Why))
 				continue
 			}
-			notes = append(notes, fmt.Sprintf("run %s, device %s: endpoint idle share %.2f%% (endpoint held %.1f s of %.1f s cohort wall time, %.1f s of rests excluded, over %d attempts)",
-				r.ID, name, *d.IdleShare*100, *d.BusySeconds, *d.WallSeconds, *d.RestSeconds, d.Attempts))
+			note := fmt.Sprintf("run %s, device %s: endpoint idle share %.2f%% (endpoint held %.1f s of %.1f s cohort wall time, %.1f s of rests excluded, over %d attempts)",
+				r.ID, name, *d.IdleShare*100, *d.BusySeconds, *d.WallSeconds, *d.RestSeconds, d.Attempts)
+			if d.SpanIdleShare != nil && d.TailSeconds != nil {
+				note += fmt.Sprintf("; over the device's own span (first start to last endpoint release, %.1f s) %.2f%%; grading tail after the last release %.1f s", *d.SpanSeconds, *d.SpanIdleShare*100, *d.TailSeconds)
+			}
+			notes = append(notes, note)
 		}
 	}
 	return notes
