@@ -305,7 +305,7 @@ func (e *Engine) buildLayer(ctx context.Context, r *Recipe, logw io.Writer) erro
 	defer cancel()
 	resp, err := e.cli.ImageBuild(bctx, &buf, build.ImageBuildOptions{
 		Tags: []string{r.Ref()}, BuildArgs: map[string]*string{"BASE": &base},
-		Remove: true, ForceRemove: true, Version: build.BuilderV1, Labels: map[string]string{LabelManaged: "1"},
+		Remove: true, ForceRemove: true, NetworkMode: "none", Version: build.BuilderV1, Labels: map[string]string{LabelManaged: "1"},
 	})
 	if err != nil {
 		return fmt.Errorf("build user layer: %w", err)
