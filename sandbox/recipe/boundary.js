@@ -134,6 +134,7 @@ class Peer {
     this.closed = false;
     this.waiting = 0;
     this.mirrors = new Map(); // their promise id -> {resolve, reject}
+    this.early = new Map(); // their promise id -> [ok, value] settled before we saw it
     this.forwarded = new WeakSet();
     this.busy = true; // the other side's last word on pending work
     this.onClose = () => {};
@@ -145,7 +146,7 @@ class Peer {
     const first = this.recvSync();
     if (first !== "ready") throw new BoundaryError("evalctl: cannot reach the answer's process");
     this.port.on("message", (m) => this.onAsync(m));
-    this.keepAlive(false);
+    this.updateKeep();
   }
 
   keepAlive(on) {
@@ -279,10 +280,14 @@ class Peer {
       case "str": return String(this.obj(a[0]));
       case "settle": {
         const m = this.mirrors.get(a[0]);
+        const v = this.dec(a[2]);
         if (m) {
           this.mirrors.delete(a[0]);
-          if (a[1] === true) m.resolve(this.dec(a[2]));
-          else m.reject(this.dec(a[2]));
+          if (a[1] === true) m.resolve(v);
+          else m.reject(v);
+        } else if (!this.theirs.has(a[0])) {
+          // Settled before the reply that hands it over arrived.
+          this.early.set(this.num(a[0]), [a[1] === true, v]);
         }
         return undefined;
       }
@@ -558,7 +563,14 @@ class Peer {
       resolve = res;
       reject = rej;
     });
-    this.mirrors.set(n, { resolve, reject });
+    const early = this.early.get(n);
+    if (early) {
+      this.early.delete(n);
+      if (early[0]) resolve(early[1]);
+      else reject(early[1]);
+    } else {
+      this.mirrors.set(n, { resolve, reject });
+    }
     this.theirs.set(n, p);
     this.theirIds.set(p, n);
     this.updateKeep();
