@@ -162,7 +162,10 @@ class Peer {
 
   send(obj) {
     if (this.closed) throw new BoundaryError("evalctl: the answer's process ended");
-    obj.b = hasPendingWork();
+    // Whether this side may still settle promises on its own: it is in the
+    // middle of a call (its microtasks run when the call returns) or it has
+    // timers or I/O of its own pending.
+    obj.b = this.waiting > 0 || hasPendingWork();
     this.port.postMessage(JSON.stringify(obj));
   }
 
