@@ -25,7 +25,10 @@
 // - What a side sent comes back as itself (identity kept), so a test can
 //   check that a rejection is the very object it handed in.
 // - The trusted side never hands out Function, eval, process, require or the
-//   global object (builtins cross by name and map to the receiver's own).
+//   global object (builtins cross by name and map to the receiver's own),
+//   never takes Function from the other side, and refuses the answer's
+//   writes to its objects (the answer reads and calls what the tests hand
+//   it, as a test's callbacks need, but cannot rewrite a test's fake).
 //   Nothing is evaluated: the receiving side builds only plain values, its
 //   own errors and proxies from the data.
 "use strict";
@@ -269,9 +272,14 @@ class Peer {
   perform(op, a) {
     switch (op) {
       case "get": return this.obj(a[0])[this.key(a[1])];
-      case "set": this.obj(a[0])[this.key(a[1])] = this.dec(a[2]); return undefined;
+      case "set":
+        this.writable();
+        this.obj(a[0])[this.key(a[1])] = this.dec(a[2]);
+        return undefined;
       case "has": return this.key(a[1]) in this.obj(a[0]);
-      case "delete": return delete this.obj(a[0])[this.key(a[1])];
+      case "delete":
+        this.writable();
+        return delete this.obj(a[0])[this.key(a[1])];
       case "keys": return Reflect.ownKeys(this.obj(a[0])).filter((k) => typeof k === "string");
       case "desc": {
         const d = Reflect.getOwnPropertyDescriptor(this.obj(a[0]), this.key(a[1]));
@@ -304,6 +312,12 @@ class Peer {
         if (this.handlers && Object.prototype.hasOwnProperty.call(this.handlers, op)) return this.handlers[op](...a);
         throw new BoundaryError("evalctl: unknown operation across the boundary");
     }
+  }
+
+  // The answer reads and calls what the tests hand it, but never changes
+  // it: a test's fake source, its bookkeeping, its classes stay the tests'.
+  writable() {
+    if (this.trusted) throw new TypeError("evalctl: the answer cannot change the tests' objects");
   }
 
   fn(n) {
@@ -436,6 +450,9 @@ class Peer {
       case "s": return this.key(x);
       case "B": {
         if (!builtinByName.has(x[1])) throw new BoundaryError("evalctl: unknown builtin");
+        // Function would let the answer make code here (Function.prototype.call
+        // with Function as this): the tests' side never builds it from data.
+        if (this.trusted && x[1] === "Function") throw new TypeError("evalctl: Function does not cross into the tests' process");
         return builtinByName.get(x[1]);
       }
       case "r": return this.obj(x[1]);

@@ -93,6 +93,13 @@ test("the tests' process hands out no way to run code", () => {
   assert.ok(plain === "ran as 1000", plain);
   const asyncFn = a.escape(async () => 1);
   assert.ok(asyncFn.startsWith("refused"), asyncFn);
+  class Fake {
+    calls: number[] = [];
+  }
+  const fake = new Fake();
+  assert.deepStrictEqual(a.forge(fake, () => 1), ["refused set", "refused proto", "refused Function"]);
+  assert.deepStrictEqual(fake.calls, []);
+  assert.ok(Object.getPrototypeOf(fake) === Fake.prototype);
 });
 
 test("async iteration over the answer's generator", async () => {

@@ -81,3 +81,28 @@ export async function* pages(n: number): AsyncGenerator<number> {
 
 const shared = new Counter(1);
 export const sharedCounter = (): Counter => shared;
+
+// Tries to change a test's object and to make code in the tests' process.
+export function forge(o: { calls: number[] }, f: () => unknown): string[] {
+  const out: string[] = [];
+  try {
+    o.calls = [1, 2, 3];
+    out.push("set");
+  } catch (e) {
+    out.push("refused set");
+  }
+  try {
+    Object.setPrototypeOf(o, { calls: [1] });
+    out.push("proto");
+  } catch (e) {
+    out.push("refused proto");
+  }
+  try {
+    const call = (f as unknown as { call: (...a: unknown[]) => () => unknown }).call;
+    const made = call.call(Function, null, "return process.getuid()");
+    out.push("made " + String(made()));
+  } catch (e) {
+    out.push("refused Function");
+  }
+  return out;
+}
