@@ -169,7 +169,10 @@ def pytest_runtest_makereport(item, call):
 			accPass: 1, accTotal: 3},
 		{name: "node: pollutes builtins and assert in its process", c: tsadd, snap: answer(t, tsadd, false,
 			file("src/sum.ts", tsDecls+tsPolluter+tsWrongSum+tsName)),
-			accPass: 1, accTotal: 3},
+			// Only the answer's own process is polluted: there Object.is
+			// always says yes, so its side of the boundary sends every
+			// number as -0, which the tests' unpolluted assert tells from 0.
+			accPass: 0, accTotal: 3},
 		{name: "node: writes a fake TAP report wherever it can", c: tsadd, snap: answer(t, tsadd, false,
 			file("src/sum.ts", tsDecls+tsTAPForger+"forgeTAP();\n"+tsWrongSum+tsName)),
 			accPass: 1, accTotal: 3},
