@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 )
@@ -71,11 +72,11 @@ func Variants(c *tasks.Case) ([]Variant, error) {
 
 // CheckResult is one row of the fixture gate.
 type CheckResult struct {
-	Case    string `json:"case"`
-	Phase   int    `json:"phase"`
-	Variant string `json:"variant"`
-	Kind    string `json:"kind"`
-	Grade   *Grade `json:"grade"`
+	Case    string         `json:"case"`
+	Phase   int            `json:"phase"`
+	Variant string         `json:"variant"`
+	Kind    string         `json:"kind"`
+	Grade   *evalctl.Grade `json:"grade"`
 	// Met is whether the variant behaved as its kind requires.
 	Met bool `json:"met"`
 	// Problems say which expectation failed; Extra reports groups a control
@@ -89,7 +90,7 @@ type CheckResult struct {
 // a test process ended early with status 0); the starter must not be solved
 // and must fail acceptance; a control must fail every group it declares and
 // every test id it lists.
-func Expect(v Variant, g *Grade) CheckResult {
+func Expect(v Variant, g *evalctl.Grade) CheckResult {
 	r := CheckResult{Variant: v.Name, Kind: v.Kind, Phase: v.Phase, Case: g.Case, Grade: g}
 	switch v.Kind {
 	case KindReference:
@@ -154,7 +155,7 @@ func failedTest(failed []string, id string) bool {
 	return false
 }
 
-func unsolvedWhy(g *Grade) string {
+func unsolvedWhy(g *evalctl.Grade) string {
 	var why []string
 	if g.ProtectedChangesCount > 0 {
 		why = append(why, fmt.Sprintf("protected changes %v", g.ProtectedChanges))

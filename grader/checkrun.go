@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 )
@@ -75,7 +76,7 @@ func (g *Grader) CheckCasesWith(ctx context.Context, s *tasks.Suite, cases []*ta
 				errs[i] = err
 				return
 			}
-			var gr *Grade
+			var gr *evalctl.Grade
 			for try := 0; try <= opt.Retries; try++ {
 				gr, err = g.Grade(ctx, s, j.c, j.v.Phase, snap, Labels{Run: opt.Run})
 				if err == nil || ctx.Err() != nil {

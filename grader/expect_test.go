@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/tasks"
 )
@@ -22,48 +23,48 @@ func TestExpectJudgesEveryKind(t *testing.T) {
 		{Name: "acceptance", Runner: tasks.RunnerPytest, Required: true},
 		{Name: "syntax", Runner: tasks.RunnerPyCompile, Required: true},
 	}
-	pass := grader.GroupResult{Name: "acceptance", Required: true, Passed: 3, Total: 3, Success: true}
-	fail := grader.GroupResult{Name: "acceptance", Required: true, Passed: 1, Total: 3, Failed: 2, FailedTests: []string{"test_negative[0]", "test_zero"}}
-	short := grader.GroupResult{Name: "acceptance", Required: true, Passed: 1, Total: 1, Declared: 3}
-	syntax := grader.GroupResult{Name: "syntax", Required: true, Passed: 2, Total: 2, Success: true}
-	syntaxFail := grader.GroupResult{Name: "syntax", Required: true, Passed: 1, Total: 2, Failed: 1}
+	pass := evalctl.GroupResult{Name: "acceptance", Required: true, Passed: 3, Total: 3, Success: true}
+	fail := evalctl.GroupResult{Name: "acceptance", Required: true, Passed: 1, Total: 3, Failed: 2, FailedTests: []string{"test_negative[0]", "test_zero"}}
+	short := evalctl.GroupResult{Name: "acceptance", Required: true, Passed: 1, Total: 1, Declared: 3}
+	syntax := evalctl.GroupResult{Name: "syntax", Required: true, Passed: 2, Total: 2, Success: true}
+	syntaxFail := evalctl.GroupResult{Name: "syntax", Required: true, Passed: 1, Total: 2, Failed: 1}
 	ctl := &tasks.Control{Name: "c", Phase: 1, MustFail: map[string][]string{"acceptance": {"test_negative"}}}
 	tests := []struct {
 		name    string
 		v       grader.Variant
-		g       grader.Grade
+		g       evalctl.Grade
 		met     bool
 		problem string // a substring of the problems; "" when met
 		extra   string
 	}{
 		{name: "solved reference", v: grader.Variant{Kind: grader.KindReference, Groups: declared},
-			g: grader.Grade{Solved: true, Groups: []grader.GroupResult{pass, syntax}}, met: true},
+			g: evalctl.Grade{Solved: true, Groups: []evalctl.GroupResult{pass, syntax}}, met: true},
 		{name: "unsolved reference", v: grader.Variant{Kind: grader.KindReference, Groups: declared},
-			g:       grader.Grade{Groups: []grader.GroupResult{fail, syntax}},
+			g:       evalctl.Grade{Groups: []evalctl.GroupResult{fail, syntax}},
 			problem: "reference is not solved: acceptance 1/3 failed [test_negative[0] test_zero]"},
 		{name: "reference cut short", v: grader.Variant{Kind: grader.KindReference, Groups: declared},
-			g:       grader.Grade{Groups: []grader.GroupResult{short, syntax}},
+			g:       evalctl.Grade{Groups: []evalctl.GroupResult{short, syntax}},
 			problem: "(ran 1 of the 3 declared tests)"},
 		{name: "reference without declared counts", v: grader.Variant{Kind: grader.KindReference, Groups: undeclared},
-			g:       grader.Grade{Solved: true, Groups: []grader.GroupResult{pass, syntax}},
+			g:       evalctl.Grade{Solved: true, Groups: []evalctl.GroupResult{pass, syntax}},
 			problem: "group acceptance declares no test count: the reference ran 3 tests; add 'tests: 3'"},
 		{name: "failing starter", v: grader.Variant{Kind: grader.KindStarter, Groups: undeclared},
-			g: grader.Grade{Groups: []grader.GroupResult{fail, syntax}}, met: true},
+			g: evalctl.Grade{Groups: []evalctl.GroupResult{fail, syntax}}, met: true},
 		{name: "solved starter", v: grader.Variant{Kind: grader.KindStarter},
-			g: grader.Grade{Solved: true, Groups: []grader.GroupResult{pass, syntax}}, problem: "untouched starter is solved"},
+			g: evalctl.Grade{Solved: true, Groups: []evalctl.GroupResult{pass, syntax}}, problem: "untouched starter is solved"},
 		{name: "starter passing acceptance", v: grader.Variant{Kind: grader.KindStarter},
-			g: grader.Grade{Groups: []grader.GroupResult{pass, syntaxFail}}, problem: "untouched starter passes acceptance"},
+			g: evalctl.Grade{Groups: []evalctl.GroupResult{pass, syntaxFail}}, problem: "untouched starter passes acceptance"},
 		{name: "control failing what it declares", v: grader.Variant{Kind: grader.KindControl, Control: ctl},
-			g: grader.Grade{Groups: []grader.GroupResult{fail, syntax}}, met: true},
+			g: evalctl.Grade{Groups: []evalctl.GroupResult{fail, syntax}}, met: true},
 		{name: "control failing more than it declares", v: grader.Variant{Kind: grader.KindControl, Control: ctl},
-			g: grader.Grade{Groups: []grader.GroupResult{fail, syntaxFail}}, met: true, extra: "also fails syntax (1/2)"},
+			g: evalctl.Grade{Groups: []evalctl.GroupResult{fail, syntaxFail}}, met: true, extra: "also fails syntax (1/2)"},
 		{name: "control passing its group", v: grader.Variant{Kind: grader.KindControl, Control: ctl},
-			g: grader.Grade{Groups: []grader.GroupResult{pass, syntax}}, problem: "passes acceptance (3/3)"},
+			g: evalctl.Grade{Groups: []evalctl.GroupResult{pass, syntax}}, problem: "passes acceptance (3/3)"},
 		{name: "control passing a declared test id", v: grader.Variant{Kind: grader.KindControl,
 			Control: &tasks.Control{Name: "c", Phase: 1, MustFail: map[string][]string{"acceptance": {"test_both_negative"}}}},
-			g: grader.Grade{Groups: []grader.GroupResult{fail, syntax}}, problem: "passes acceptance test test_both_negative"},
+			g: evalctl.Grade{Groups: []evalctl.GroupResult{fail, syntax}}, problem: "passes acceptance test test_both_negative"},
 		{name: "control whose group did not run", v: grader.Variant{Kind: grader.KindControl, Control: ctl},
-			g: grader.Grade{Groups: []grader.GroupResult{syntax}}, problem: "group acceptance did not run"},
+			g: evalctl.Grade{Groups: []evalctl.GroupResult{syntax}}, problem: "group acceptance did not run"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,17 +86,17 @@ func TestExpectJudgesEveryKind(t *testing.T) {
 // plausible (passes the public tests, changes no protected file, fails what
 // it declares); the row names the plausible ones.
 func TestJudgeControls(t *testing.T) {
-	pub := func(ok bool) grader.GroupResult {
-		return grader.GroupResult{Name: "public", Required: true, Passed: 1, Total: 1, Success: ok}
+	pub := func(ok bool) evalctl.GroupResult {
+		return evalctl.GroupResult{Name: "public", Required: true, Passed: 1, Total: 1, Success: ok}
 	}
 	row := func(name string, publicOK bool, protected int, met bool) grader.CheckResult {
 		return grader.CheckResult{Case: "c", Kind: grader.KindControl, Variant: name, Met: met,
-			Grade: &grader.Grade{ProtectedChangesCount: protected, Groups: []grader.GroupResult{pub(publicOK)}}}
+			Grade: &evalctl.Grade{ProtectedChangesCount: protected, Groups: []evalctl.GroupResult{pub(publicOK)}}}
 	}
 	// acc is a control graded in a phase without a public group.
 	acc := func(name string, passed, total int) grader.CheckResult {
 		return grader.CheckResult{Case: "c", Kind: grader.KindControl, Variant: name, Met: true,
-			Grade: &grader.Grade{Groups: []grader.GroupResult{{Name: "acceptance", Required: true, Passed: passed, Failed: total - passed, Total: total, Success: passed == total}}}}
+			Grade: &evalctl.Grade{Groups: []evalctl.GroupResult{{Name: "acceptance", Required: true, Passed: passed, Failed: total - passed, Total: total, Success: passed == total}}}}
 	}
 	two := &tasks.Case{Name: "c", Controls: []*tasks.Control{{Name: "a"}, {Name: "b"}}}
 	one := &tasks.Case{Name: "c", Controls: []*tasks.Control{{Name: "a"}}}
@@ -115,7 +116,7 @@ func TestJudgeControls(t *testing.T) {
 		{"hidden-only phase: failing every acceptance test is not plausible", two, []grader.CheckResult{acc("a", 0, 3), acc("b", 0, 3)}, false, "no plausible control", ""},
 		{"too few controls", one, []grader.CheckResult{row("a", true, 0, true)}, false, "1 negative control(s); a case needs at least 2", "plausible: a"},
 		{"rows of other cases do not count", two, []grader.CheckResult{{Case: "d", Kind: grader.KindControl, Variant: "x", Met: true,
-			Grade: &grader.Grade{Groups: []grader.GroupResult{pub(true)}}}}, false, "no plausible control", ""},
+			Grade: &evalctl.Grade{Groups: []evalctl.GroupResult{pub(true)}}}}, false, "no plausible control", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 )
@@ -61,7 +62,7 @@ func New(engine Engine, image, imageID string, opts Options) *Grader {
 type Labels struct{ Run, Attempt string }
 
 // Grade grades the answer for phase (1-based) of case c of suite s.
-func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels Labels) (*Grade, error) {
+func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels Labels) (*evalctl.Grade, error) {
 	p := c.Phase(phase)
 	if p == nil {
 		return nil, fmt.Errorf("grade %s: case has no phase %d", c.Name, phase)
@@ -78,10 +79,10 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 		return nil, fmt.Errorf("grade %s phase %d: read snapshot: %w", c.Name, phase, err)
 	}
 	if sandbox.IsTooLarge(entries) {
-		return &Grade{
+		return &evalctl.Grade{
 			Suite: s.Name, SuiteVersion: s.Version, SuiteFingerprint: s.Fingerprint,
 			Case: c.Name, Phase: phase, SnapshotSHA256: answer.SHA256, ImageID: g.imageID,
-			AnswerTooLarge: true, Groups: []GroupResult{}, GradedAt: time.Now().UTC(), Seconds: time.Since(start).Seconds(),
+			AnswerTooLarge: true, Groups: []evalctl.GroupResult{}, GradedAt: time.Now().UTC(), Seconds: time.Since(start).Seconds(),
 		}, nil
 	}
 	pristine, err := Pristine(c, phase)
@@ -93,7 +94,7 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	if err != nil {
 		return nil, fmt.Errorf("grade %s: read checks: %w", c.Name, err)
 	}
-	gr := &Grade{
+	gr := &evalctl.Grade{
 		Suite: s.Name, SuiteVersion: s.Version, SuiteFingerprint: s.Fingerprint,
 		Case: c.Name, Phase: phase, SnapshotSHA256: answer.SHA256, ImageID: g.imageID,
 		ProtectedChanges: audit.Protected, ProtectedChangesCount: len(audit.Protected),

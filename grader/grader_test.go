@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
@@ -486,7 +487,7 @@ func TestGradingIsDeterministic(t *testing.T) {
 	s, g := setup(t)
 	c := s.Case("adder")
 	snap := answer(t, c, false)
-	var grades []*grader.Grade
+	var grades []*evalctl.Grade
 	for i := 0; i < 2; i++ {
 		gr, err := g.Grade(context.Background(), s, c, 1, snap, grader.Labels{Run: "grader-test"})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -90,7 +91,7 @@ func qualify(classname, name string) string {
 // module could not be collected, says so first in its output: an answer
 // lacking a name the tests import fails at collection, which is not a
 // session cut short.
-func noteIDs(res *GroupResult, report []byte) {
+func noteIDs(res *evalctl.GroupResult, report []byte) {
 	res.TestIDs, res.FailedIDs, res.CollectionErrors = JUnitIDs(report)
 	if len(res.CollectionErrors) > 0 {
 		// pytest ends a session with collection errors by raising its
@@ -140,7 +141,7 @@ func stripParam(q string) string {
 // failedID reports whether the group failed the test id names: by
 // qualified ids when the grade has them, else by bare names (grades made
 // before qualified ids were recorded).
-func failedID(gr *GroupResult, id string) bool {
+func failedID(gr *evalctl.GroupResult, id string) bool {
 	if len(gr.TestIDs) == 0 && len(gr.FailedIDs) == 0 {
 		return failedTest(gr.FailedTests, id)
 	}
@@ -184,7 +185,7 @@ func checkControlIDs(results []CheckResult, variants []Variant) {
 		if r.Kind != KindControl || r.Grade == nil || variants[i].Control == nil {
 			continue
 		}
-		var ref *Grade
+		var ref *evalctl.Grade
 		for j := range results {
 			if results[j].Case == r.Case && results[j].Phase == r.Phase && results[j].Kind == KindReference {
 				ref = results[j].Grade

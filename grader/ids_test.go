@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -31,7 +32,7 @@ func TestJUnitIDs(t *testing.T) {
 	if !reflect.DeepEqual(coll, []string{"other_test"}) {
 		t.Errorf("collection errors %q", coll)
 	}
-	res := &GroupResult{Output: "E   ImportError\nevalctl: the test session was cut short (Interrupted: 1 error during collection); it does not count as a pass\n"}
+	res := &evalctl.GroupResult{Output: "E   ImportError\nevalctl: the test session was cut short (Interrupted: 1 error during collection); it does not count as a pass\n"}
 	noteIDs(res, []byte(report))
 	if !strings.HasPrefix(res.Output, "collection error: pytest could not import other_test") {
 		t.Errorf("output %q: a collection error is reported as such, first", res.Output)
@@ -70,8 +71,8 @@ func TestResolveID(t *testing.T) {
 func TestControlIDsAreChecked(t *testing.T) {
 	_, failed, _ := JUnitIDs([]byte(report))
 	all, _, _ := JUnitIDs([]byte(report))
-	ref := &Grade{Case: "c", Phase: 1, Solved: true, Groups: []GroupResult{{Name: "acceptance", Success: true, TestIDs: all}}}
-	ctl := &Grade{Case: "c", Phase: 1, Groups: []GroupResult{{Name: "acceptance", Total: 5, Passed: 3, TestIDs: all, FailedIDs: failed,
+	ref := &evalctl.Grade{Case: "c", Phase: 1, Solved: true, Groups: []evalctl.GroupResult{{Name: "acceptance", Success: true, TestIDs: all}}}
+	ctl := &evalctl.Grade{Case: "c", Phase: 1, Groups: []evalctl.GroupResult{{Name: "acceptance", Total: 5, Passed: 3, TestIDs: all, FailedIDs: failed,
 		FailedTests: []string{"test_q[1.5]", "test_empty"}}}}
 	tests := []struct {
 		ids  []string

@@ -1,6 +1,7 @@
 package grader
 
 import (
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 )
@@ -10,7 +11,7 @@ import (
 // the model no tests (no public group was graded), it passes part of
 // acceptance while failing the rest. An answer that fails every test is
 // caught by anything and proves nothing about the checks.
-func Plausible(g *Grade) bool {
+func Plausible(g *evalctl.Grade) bool {
 	if g == nil {
 		return false
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 )
@@ -21,9 +22,9 @@ const outputTail = 4000
 const reportCap = 32 << 20
 
 // runGroup runs one check group in box and reads its result.
-func runGroup(ctx context.Context, box *sandbox.Container, g *tasks.Group) (*GroupResult, error) {
+func runGroup(ctx context.Context, box *sandbox.Container, g *tasks.Group) (*evalctl.GroupResult, error) {
 	start := time.Now()
-	res := &GroupResult{Name: g.Name, Required: g.Required}
+	res := &evalctl.GroupResult{Name: g.Name, Required: g.Required}
 	dir := "/tmp/evalctl-" + randomName()
 	deadline := time.Now().Add(g.Timeout)
 	remaining := func() time.Duration {
@@ -99,7 +100,7 @@ func answerHostCommand(sock string) []string {
 // makes it, so it did not exist before the run). When the tests
 // end, every process of the command user is killed before the report is
 // read, though nothing of theirs could write it.
-func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir string, remaining func() time.Duration, res *GroupResult) error {
+func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir string, remaining func() time.Duration, res *evalctl.GroupResult) error {
 	junit := dir + "/junit.xml"
 	sock := dir + "-answer.sock"
 	host, err := box.Exec(ctx, answerHostCommand(sock), sandbox.ExecOptions{Detach: true, Timeout: remaining()})
@@ -198,7 +199,7 @@ for root, dirs, names in os.walk("/workspace"):
 print(json.dumps({"files": files, "failed": failed}))
 `
 
-func runPyCompile(ctx context.Context, box *sandbox.Container, remaining func() time.Duration, res *GroupResult) error {
+func runPyCompile(ctx context.Context, box *sandbox.Container, remaining func() time.Duration, res *evalctl.GroupResult) error {
 	out, err := box.Exec(ctx, []string{"python3", "-I", "-B", "-c", pyCompileScript}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
 	if err != nil {
 		return err
@@ -218,7 +219,7 @@ func runPyCompile(ctx context.Context, box *sandbox.Container, remaining func() 
 	return nil
 }
 
-func runTSC(ctx context.Context, box *sandbox.Container, g *tasks.Group, remaining func() time.Duration, res *GroupResult) error {
+func runTSC(ctx context.Context, box *sandbox.Container, g *tasks.Group, remaining func() time.Duration, res *evalctl.GroupResult) error {
 	out, err := box.Exec(ctx, []string{"tsc", "-p", g.TSConfig, "--noEmit", "--pretty", "false"}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
 	if err != nil {
 		return err
@@ -233,7 +234,7 @@ func runTSC(ctx context.Context, box *sandbox.Container, g *tasks.Group, remaini
 	return nil
 }
 
-func runNodeTest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir string, remaining func() time.Duration, res *GroupResult) error {
+func runNodeTest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir string, remaining func() time.Duration, res *evalctl.GroupResult) error {
 	outDir := dir + "/build"
 	// Type errors are the typecheck groups' business: tsc still emits, and
 	// behaviour is judged by the tests.

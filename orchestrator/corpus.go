@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/longctx"
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -16,7 +16,7 @@ import (
 // appended to the first prompt. A failure here is the infrastructure's
 // (the endpoint could not count, the corpus could not be read): no token
 // was generated yet.
-func corpusInput(ctx context.Context, arm *Arm, c *tasks.Case, prompt string, client *model.Client) (*runstore.InputRecord, string, error) {
+func corpusInput(ctx context.Context, arm *Arm, c *tasks.Case, prompt string, client *model.Client) (*evalctl.InputRecord, string, error) {
 	s := longctx.Strategy{Name: longctx.Full}
 	if arm.Context != nil {
 		s = *arm.Context
@@ -29,7 +29,7 @@ func corpusInput(ctx context.Context, arm *Arm, c *tasks.Case, prompt string, cl
 	if err != nil {
 		return nil, "", fmt.Errorf("corpus of %s (%s): %w", c.Name, s.Name, err)
 	}
-	in := &runstore.InputRecord{Strategy: res.Strategy, BudgetTokens: res.Budget, InputTokens: res.InputTokens,
+	in := &evalctl.InputRecord{Strategy: res.Strategy, BudgetTokens: res.Budget, InputTokens: res.InputTokens,
 		CorpusTokens: res.CorpusTokens, Passages: res.Passages, PassagesTotal: res.PassagesTotal}
 	how := map[string]string{
 		longctx.Full:      "the whole corpus",

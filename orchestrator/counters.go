@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
 // counterReader reads the endpoint's /metrics; *model.Client satisfies it.
@@ -33,7 +33,7 @@ func startCounters(ctx context.Context, c counterReader) *attemptCounters {
 
 // stop reads the counters again and returns what moved in between; nil
 // when either read failed.
-func (ac *attemptCounters) stop(ctx context.Context) *runstore.CounterDelta {
+func (ac *attemptCounters) stop(ctx context.Context) *evalctl.CounterDelta {
 	if ac.before == nil {
 		return nil
 	}
@@ -47,8 +47,8 @@ func (ac *attemptCounters) stop(ctx context.Context) *runstore.CounterDelta {
 
 // counterDelta is after - before, figure by figure; a figure missing from
 // either read (or going backwards: the server restarted) is null.
-func counterDelta(endpoint string, before, after *model.Counters, cost time.Duration) *runstore.CounterDelta {
-	d := &runstore.CounterDelta{Endpoint: endpoint, WindowStart: before.Start.UTC(), WindowEnd: after.End.UTC(), ReadSeconds: cost.Seconds()}
+func counterDelta(endpoint string, before, after *model.Counters, cost time.Duration) *evalctl.CounterDelta {
+	d := &evalctl.CounterDelta{Endpoint: endpoint, WindowStart: before.Start.UTC(), WindowEnd: after.End.UTC(), ReadSeconds: cost.Seconds()}
 	count := func(b, a *float64) *int64 {
 		if b == nil || a == nil || *a < *b {
 			return nil

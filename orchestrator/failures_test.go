@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
@@ -51,21 +52,21 @@ func TestServerFailuresAreScoredNotInfra(t *testing.T) {
 	if !errors.Is(err, orchestrator.ErrIncomplete) {
 		t.Fatalf("got %v, want ErrIncomplete: the down arm's attempt is left to re-run", err)
 	}
-	byArm := map[string]*runstore.Attempt{}
+	byArm := map[string]*evalctl.Attempt{}
 	for _, a := range res.Attempts {
 		byArm[a.Arm] = a
 	}
 	g, c, d := byArm["garble"], byArm["cut"], byArm["down"]
-	if g.State != runstore.Completed || len(g.Turns) != 1 || g.Turns[0].Termination != runstore.TermServerError {
+	if g.State != evalctl.Completed || len(g.Turns) != 1 || g.Turns[0].Termination != evalctl.TermServerError {
 		t.Fatalf("garble: state %s turns %+v; want completed, server_error", g.State, g.Turns)
 	}
 	if g.Measurements.NativeOutputTokens != nil || g.ServerCounters == nil || g.ServerCounters.GeneratedTokens == nil || *g.ServerCounters.GeneratedTokens <= 0 {
 		t.Fatalf("garble: recorded %v tokens, counters %+v; want null and a positive delta", g.Measurements.NativeOutputTokens, g.ServerCounters)
 	}
-	if c.State != runstore.Completed || c.Turns[0].Termination != runstore.TermOutputTruncated || c.Measurements.NativeOutputTokens == nil || *c.Measurements.NativeOutputTokens != 64 {
+	if c.State != evalctl.Completed || c.Turns[0].Termination != evalctl.TermOutputTruncated || c.Measurements.NativeOutputTokens == nil || *c.Measurements.NativeOutputTokens != 64 {
 		t.Fatalf("cut: state %s turn %+v tokens %v", c.State, c.Turns, c.Measurements)
 	}
-	if d.State != runstore.InfraFailed || d.Measurements != nil {
+	if d.State != evalctl.InfraFailed || d.Measurements != nil {
 		t.Fatalf("down: state %s, want infra_failed without measurements", d.State)
 	}
 
@@ -171,13 +172,13 @@ func TestResumeFollowsReplacementChain(t *testing.T) {
 		t.Fatalf("got %v, want ErrIncomplete", err)
 	}
 	first := res.Attempts[0]
-	if first.State != runstore.InfraFailed {
+	if first.State != evalctl.InfraFailed {
 		t.Fatalf("state %s", first.State)
 	}
 	// Its replacement ran (recorded cancelled: done, nothing to grade) and
 	// got an id below its predecessor's.
 	repl := *first
-	repl.ID, repl.ReplacementOf, repl.State, repl.Error = "00000000-0000-7000-8000-000000000001", first.ID, runstore.Cancelled, "test"
+	repl.ID, repl.ReplacementOf, repl.State, repl.Error = "00000000-0000-7000-8000-000000000001", first.ID, evalctl.Cancelled, "test"
 	st, err := runstore.Open(res.Dir)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
@@ -45,19 +46,19 @@ func twoEndpointPlan(t *testing.T, urlA, urlB, devA, devB, extra string) string 
 // intersect reports whether two attempts held their endpoints at one
 // time: whether their recorded [started_at, endpoint_released_at]
 // intervals meet (grading, after the release, needs no endpoint).
-func intersect(a, b *runstore.Attempt) bool {
+func intersect(a, b *evalctl.Attempt) bool {
 	return a.StartedAt.Before(*held(b)) && b.StartedAt.Before(*held(a))
 }
 
 // held is when the attempt released its endpoint.
-func held(a *runstore.Attempt) *time.Time {
+func held(a *evalctl.Attempt) *time.Time {
 	if a.EndpointReleasedAt == nil {
 		return a.FinishedAt
 	}
 	return a.EndpointReleasedAt
 }
 
-func named(a *runstore.Attempt, id string) bool {
+func named(a *evalctl.Attempt, id string) bool {
 	if a.OverlappedAttempts == nil {
 		return false
 	}
@@ -94,7 +95,7 @@ func TestIsolationByDevice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := countStates(res.Attempts); n[runstore.Completed] != 4 {
+			if n := countStates(res.Attempts); n[evalctl.Completed] != 4 {
 				t.Fatalf("states %v, want 4 completed", n)
 			}
 			sideBySide := false
@@ -256,7 +257,7 @@ func TestCircuitBreakerStopsAndResumeFinishes(t *testing.T) {
 		t.Fatalf("got %v, want the circuit breaker naming the command to continue", err)
 	}
 	n := countStates(res.Attempts)
-	if n[runstore.InfraFailed] != 3 || n[runstore.Planned] == 0 || n[runstore.Running] != 0 {
+	if n[evalctl.InfraFailed] != 3 || n[evalctl.Planned] == 0 || n[evalctl.Running] != 0 {
 		t.Fatalf("states %v, want 3 infra_failed, the rest planned", n)
 	}
 	// Back on the same address.
@@ -272,7 +273,7 @@ func TestCircuitBreakerStopsAndResumeFinishes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	latest := map[int]*runstore.Attempt{}
+	latest := map[int]*evalctl.Attempt{}
 	replaced := map[string]bool{}
 	for _, a := range res.Attempts {
 		if a.ReplacementOf != "" {
@@ -285,7 +286,7 @@ func TestCircuitBreakerStopsAndResumeFinishes(t *testing.T) {
 		}
 	}
 	for slot := 0; slot < 8; slot++ {
-		if a := latest[slot]; a == nil || a.State != runstore.Completed {
+		if a := latest[slot]; a == nil || a.State != evalctl.Completed {
 			t.Errorf("slot %d: %v, want completed", slot, a)
 		}
 	}

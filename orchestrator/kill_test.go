@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
@@ -167,13 +168,13 @@ func TestKillNineAndResume(t *testing.T) {
 			replaced[a.ReplacementOf] = true
 		}
 		switch a.State {
-		case runstore.Completed:
+		case evalctl.Completed:
 			completed[a.Slot]++
 			grades, err := store.Grades(a, "graderfixture@0.1.0")
 			if err != nil || len(grades) != 1 || grades[0] == nil {
 				t.Errorf("completed attempt %s not graded: %v %v", a.ID, grades, err)
 			}
-		case runstore.Interrupted:
+		case evalctl.Interrupted:
 		default:
 			t.Errorf("attempt %s left in state %s", a.ID, a.State)
 		}
@@ -184,7 +185,7 @@ func TestKillNineAndResume(t *testing.T) {
 		}
 	}
 	for _, a := range all {
-		if a.State == runstore.Interrupted && !replaced[a.ID] {
+		if a.State == evalctl.Interrupted && !replaced[a.ID] {
 			t.Errorf("interrupted attempt %s has no replacement", a.ID)
 		}
 	}
@@ -249,7 +250,7 @@ func TestArmsStartTheirServerFromProfiles(t *testing.T) {
 	bin := buildEvalctl(t)
 	res := profileRun(t, eng, img, bin, "per_arm", "reference", "noop")
 	for _, a := range res.Attempts {
-		if a.State != runstore.Completed || a.Endpoint == nil || a.Endpoint.Props == nil {
+		if a.State != evalctl.Completed || a.Endpoint == nil || a.Endpoint.Props == nil {
 			t.Errorf("%s %s: state %s endpoint %+v", a.Arm, a.Repeat, a.State, a.Endpoint)
 		}
 	}
@@ -336,7 +337,7 @@ func TestCtrlCRecordsInterruptedAndRemovesContainers(t *testing.T) {
 	store, _ := runstore.Open(dir)
 	all, _ := store.Attempts()
 	n := countStates(all)
-	if n[runstore.Interrupted] != 1 || n[runstore.Running] != 0 {
+	if n[evalctl.Interrupted] != 1 || n[evalctl.Running] != 0 {
 		t.Errorf("states %v, want exactly one interrupted and none running", n)
 	}
 	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: filepath.Base(dir)}); len(left) != 0 {
@@ -363,7 +364,7 @@ func TestRestartPolicies(t *testing.T) {
 			}
 			identities := map[string]bool{}
 			for _, a := range res.Attempts {
-				if a.State != runstore.Completed || a.Server == "" {
+				if a.State != evalctl.Completed || a.Server == "" {
 					t.Errorf("%s %s: state %s, server %q", a.Arm, a.Repeat, a.State, a.Server)
 				}
 				identities[a.Server] = true

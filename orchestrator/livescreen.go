@@ -14,8 +14,8 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/agent"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
 // armProgress counts one arm's attempts for the live display.
@@ -40,7 +40,7 @@ func (p *progress) Write(b []byte) (int, error) {
 
 // setArms gives the display each arm's planned attempts (plan order) and
 // how many are left to run (todo), so that each arm gets its own line.
-func (p *progress) setArms(plan *Plan, todo []*runstore.Attempt) {
+func (p *progress) setArms(plan *Plan, todo []*evalctl.Attempt) {
 	left := map[string]int{}
 	for _, a := range todo {
 		left[a.Arm]++
@@ -71,7 +71,7 @@ func (p *progress) arm(name string) *armProgress {
 
 // phase says what a running attempt does now ("starting the model server",
 // "grading phase 1"); the live display shows it.
-func (p *progress) phase(a *runstore.Attempt, what string) {
+func (p *progress) phase(a *evalctl.Attempt, what string) {
 	defer p.push()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -83,13 +83,13 @@ func (p *progress) phase(a *runstore.Attempt, what string) {
 // transcriptTap returns a writer that reads the attempt's transcript as the
 // agent writes it (one JSON event a line) and keeps the attempt's phase:
 // the agent step and the tokens generated so far.
-func (p *progress) transcriptTap(a *runstore.Attempt) *tap {
+func (p *progress) transcriptTap(a *evalctl.Attempt) *tap {
 	return &tap{p: p, a: a}
 }
 
 type tap struct {
 	p      *progress
-	a      *runstore.Attempt
+	a      *evalctl.Attempt
 	buf    []byte
 	step   int
 	tokens int64

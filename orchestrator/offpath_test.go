@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/report"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 )
 
@@ -34,7 +34,7 @@ func TestGradingOffCriticalPath(t *testing.T) {
 				t.Fatal(err)
 			}
 			as := res.Attempts
-			if n := countStates(as); n[runstore.Completed] != 4 {
+			if n := countStates(as); n[evalctl.Completed] != 4 {
 				t.Fatalf("states %v, want 4 completed", n)
 			}
 			sort.Slice(as, func(i, j int) bool { return as[i].StartedAt.Before(*as[j].StartedAt) })

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl"
 )
 
 // validateReplicas checks an arm's endpoint pool: every replica has an
@@ -99,7 +99,7 @@ func (p *devicePool) release(device string) {
 // generation settings (sampling defaults, context size, speculative
 // settings) from /props, and the models it serves. Where it listens, and
 // what changes while it runs (is_sleeping, slots), are left out.
-func replicaFields(info *runstore.EndpointInfo) map[string]string {
+func replicaFields(info *evalctl.EndpointInfo) map[string]string {
 	out := map[string]string{}
 	if info == nil {
 		return out

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
@@ -67,7 +68,7 @@ func TestEndpointPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := countStates(res.Attempts); n[runstore.Completed] != 4 {
+	if n := countStates(res.Attempts); n[evalctl.Completed] != 4 {
 		t.Fatalf("states %v, want 4 completed", n)
 	}
 	device := map[string]string{r0.URL(): "dev0", r1.URL(): "dev1"}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/agent"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
@@ -95,7 +96,7 @@ func Preflight(ctx context.Context, plan *Plan, progress io.Writer) ([]runstore.
 // CheckEndpoint runs the preflight of one arm against baseURL (the arm's
 // endpoint, or the server its profile started) and returns what the
 // endpoint said about itself.
-func CheckEndpoint(ctx context.Context, arm *Arm, baseURL string) (*runstore.EndpointInfo, error) {
+func CheckEndpoint(ctx context.Context, arm *Arm, baseURL string) (*evalctl.EndpointInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 	defer cancel()
 	fail := func(what string, err error) error {

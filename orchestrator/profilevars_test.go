@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
@@ -54,7 +55,7 @@ arms:
 			t.Fatal(err)
 		}
 		want := "--decode-tps " + strings.TrimPrefix(a.Arm, "tps")
-		if a.State != runstore.Completed || !strings.Contains(strings.Join(id.Argv, " "), want) {
+		if a.State != evalctl.Completed || !strings.Contains(strings.Join(id.Argv, " "), want) {
 			t.Errorf("%s: state %s, server argv %q, want %q", a.Arm, a.State, id.Argv, want)
 		}
 	}

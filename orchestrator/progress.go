@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl"
 )
 
 // progress shows a run as it goes: on a terminal a live display (a line
@@ -20,7 +20,7 @@ type progress struct {
 	total   int
 	done    int
 	began   time.Time
-	current map[string]*runstore.Attempt
+	current map[string]*evalctl.Attempt
 	// phases says what each running attempt is doing (live display).
 	phases map[string]string
 	// arms holds per-arm counts in plan order (live display).
@@ -41,7 +41,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, live bool, total int) *progress {
-	return &progress{w: w, live: live, total: total, current: map[string]*runstore.Attempt{},
+	return &progress{w: w, live: live, total: total, current: map[string]*evalctl.Attempt{},
 		phases: map[string]string{}, now: time.Now}
 }
 
@@ -66,7 +66,7 @@ func (p *progress) finish() {
 	}
 }
 
-func (p *progress) begin(a *runstore.Attempt) {
+func (p *progress) begin(a *evalctl.Attempt) {
 	defer p.push()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -78,7 +78,7 @@ func (p *progress) begin(a *runstore.Attempt) {
 	fmt.Fprintf(p.w, "%s start  [%d/%d] %s %s %s\n", p.now().Format("15:04:05"), p.done+1, p.total, a.Arm, a.Case, a.Repeat)
 }
 
-func (p *progress) end(a *runstore.Attempt, o *runstore.Outcome) {
+func (p *progress) end(a *evalctl.Attempt, o *evalctl.Outcome) {
 	var scroll func()
 	defer func() {
 		if scroll != nil {
@@ -91,14 +91,14 @@ func (p *progress) end(a *runstore.Attempt, o *runstore.Outcome) {
 	delete(p.current, a.ID)
 	delete(p.phases, a.ID)
 	arm := p.arm(a.Arm)
-	if a.State == runstore.Completed || a.State == runstore.InfraFailed {
+	if a.State == evalctl.Completed || a.State == evalctl.InfraFailed {
 		p.done++
 		p.doneHere++
 		if arm != nil {
 			arm.done++
 		}
 	}
-	if m := a.Measurements; m != nil && a.State == runstore.Completed {
+	if m := a.Measurements; m != nil && a.State == evalctl.Completed {
 		if m.NativeOutputTokens != nil && m.DecodeSeconds != nil {
 			p.tokens += *m.NativeOutputTokens
 			p.decodeSec += *m.DecodeSeconds

@@ -14,6 +14,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/vbauerster/mpb/v8"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
@@ -66,7 +67,7 @@ func replay(t *testing.T, p *progress, c *clock, grading func(i int)) {
 		t.Fatal(err)
 	}
 	run, _ := st.ReadRun()
-	todo := make([]*runstore.Attempt, len(all))
+	todo := make([]*evalctl.Attempt, len(all))
 	for i, a := range all {
 		c := *a
 		todo[i] = &c
@@ -75,7 +76,7 @@ func replay(t *testing.T, p *progress, c *clock, grading func(i int)) {
 	p.start(0)
 	for i, a := range all {
 		running := *a
-		running.State = runstore.Running
+		running.State = evalctl.Running
 		p.begin(&running)
 		if i == 0 {
 			// What else writes on the progress output (servers.go).
@@ -101,7 +102,7 @@ func replay(t *testing.T, p *progress, c *clock, grading func(i int)) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.end(a, runstore.Score(a, grades))
+		p.end(a, evalctl.Score(a, grades))
 	}
 	p.finish()
 }
@@ -268,7 +269,7 @@ func TestProgressLivePhasesAndETA(t *testing.T) {
 		t.Errorf("running %q, ETA %s (want - before any attempt ended here)", f.running, f.eta(c.now()))
 	}
 	p.mu.Unlock()
-	p.end(ended(a, runstore.Completed, "", nil), &runstore.Outcome{})
+	p.end(ended(a, evalctl.Completed, "", nil), &evalctl.Outcome{})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// One attempt in 90 s here, three left: 4m30s. The one done before

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the live display's ticker
@@ -29,12 +29,12 @@ func (w *lockedBuffer) String() string {
 	return w.b.String()
 }
 
-func attemptFor(id, arm, cs, repeat string) *runstore.Attempt {
-	return &runstore.Attempt{ID: id, Arm: arm, Case: cs, Repeat: repeat, State: runstore.Running}
+func attemptFor(id, arm, cs, repeat string) *evalctl.Attempt {
+	return &evalctl.Attempt{ID: id, Arm: arm, Case: cs, Repeat: repeat, State: evalctl.Running}
 }
 
 // ended is a copy of a in its final state.
-func ended(a *runstore.Attempt, state runstore.State, errText string, m *runstore.Measurements) *runstore.Attempt {
+func ended(a *evalctl.Attempt, state evalctl.State, errText string, m *evalctl.Measurements) *evalctl.Attempt {
 	c := *a
 	c.State, c.Error, c.Measurements = state, errText, m
 	return &c
@@ -42,9 +42,9 @@ func ended(a *runstore.Attempt, state runstore.State, errText string, m *runstor
 
 // progressStep is one call on a progress display.
 type progressStep struct {
-	begin *runstore.Attempt // begin(begin) when set, else end(end, outcome)
-	end   *runstore.Attempt
-	out   *runstore.Outcome
+	begin *evalctl.Attempt // begin(begin) when set, else end(end, outcome)
+	end   *evalctl.Attempt
+	out   *evalctl.Outcome
 }
 
 func (s progressStep) apply(p *progress) {
@@ -78,8 +78,8 @@ func TestProgressLogLines(t *testing.T) {
 		{name: "completed and scored", total: 3,
 			steps: []progressStep{
 				{begin: a1},
-				{end: ended(a1, runstore.Completed, "", &runstore.Measurements{NativeOutputTokens: ptrTo(int64(10)), DecodeSeconds: ptrTo(float64(1))}),
-					out: &runstore.Outcome{Functional: true, Delivered: false}},
+				{end: ended(a1, evalctl.Completed, "", &evalctl.Measurements{NativeOutputTokens: ptrTo(int64(10)), DecodeSeconds: ptrTo(float64(1))}),
+					out: &evalctl.Outcome{Functional: true, Delivered: false}},
 			},
 			want: []string{
 				"start  [1/3] base adder repeat-1",
@@ -88,7 +88,7 @@ func TestProgressLogLines(t *testing.T) {
 		{name: "resumed run counts on from what was done", total: 6, done: 4,
 			steps: []progressStep{
 				{begin: a2},
-				{end: ended(a2, runstore.Completed, "", nil), out: &runstore.Outcome{Functional: true, Delivered: true}},
+				{end: ended(a2, evalctl.Completed, "", nil), out: &evalctl.Outcome{Functional: true, Delivered: true}},
 			},
 			want: []string{
 				"start  [5/6] mtp4 ledger repeat-2",
@@ -97,7 +97,7 @@ func TestProgressLogLines(t *testing.T) {
 		{name: "infra failure counts as done and shows its error", total: 2,
 			steps: []progressStep{
 				{begin: a1},
-				{end: ended(a1, runstore.InfraFailed, "sandbox: container died", nil)},
+				{end: ended(a1, evalctl.InfraFailed, "sandbox: container died", nil)},
 			},
 			want: []string{
 				"start  [1/2] base adder repeat-1",
@@ -106,7 +106,7 @@ func TestProgressLogLines(t *testing.T) {
 		{name: "interrupted does not count as done", total: 2,
 			steps: []progressStep{
 				{begin: a1},
-				{end: ended(a1, runstore.Interrupted, "interrupted", nil)},
+				{end: ended(a1, evalctl.Interrupted, "interrupted", nil)},
 			},
 			want: []string{
 				"start  [1/2] base adder repeat-1",
@@ -116,8 +116,8 @@ func TestProgressLogLines(t *testing.T) {
 			steps: []progressStep{
 				{begin: a1},
 				{begin: a2},
-				{end: ended(a2, runstore.Completed, "", nil), out: &runstore.Outcome{}},
-				{end: ended(a1, runstore.Completed, "", nil), out: &runstore.Outcome{Functional: true}},
+				{end: ended(a2, evalctl.Completed, "", nil), out: &evalctl.Outcome{}},
+				{end: ended(a1, evalctl.Completed, "", nil), out: &evalctl.Outcome{Functional: true}},
 			},
 			want: []string{
 				"start  [1/2] base adder repeat-1",

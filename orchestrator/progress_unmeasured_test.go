@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl"
 )
 
 // TestProgressLeavesUnknownTokensOut: a completed attempt whose output token
@@ -18,12 +18,12 @@ func TestProgressLeavesUnknownTokensOut(t *testing.T) {
 	p.start(0)
 	p.began = time.Now()
 	tokens, decode, unknownDecode := int64(300), 2.0, 5.0
-	known := &runstore.Attempt{ID: "1", Arm: "a", Case: "c", Repeat: "repeat-1", State: runstore.Completed,
-		Measurements: &runstore.Measurements{NativeOutputTokens: &tokens, DecodeSeconds: &decode}}
-	unknown := &runstore.Attempt{ID: "2", Arm: "a", Case: "c", Repeat: "repeat-2", State: runstore.Completed,
-		Measurements: &runstore.Measurements{DecodeSeconds: &unknownDecode}}
-	p.end(known, &runstore.Outcome{Functional: true})
-	p.end(unknown, &runstore.Outcome{Functional: true})
+	known := &evalctl.Attempt{ID: "1", Arm: "a", Case: "c", Repeat: "repeat-1", State: evalctl.Completed,
+		Measurements: &evalctl.Measurements{NativeOutputTokens: &tokens, DecodeSeconds: &decode}}
+	unknown := &evalctl.Attempt{ID: "2", Arm: "a", Case: "c", Repeat: "repeat-2", State: evalctl.Completed,
+		Measurements: &evalctl.Measurements{DecodeSeconds: &unknownDecode}}
+	p.end(known, &evalctl.Outcome{Functional: true})
+	p.end(unknown, &evalctl.Outcome{Functional: true})
 	if p.tokens != 300 || p.decodeSec != 2 || p.unmeasured != 1 {
 		t.Errorf("pooled %d tokens in %v s with %d unknown; want 300 in 2 s with 1 unknown", p.tokens, p.decodeSec, p.unmeasured)
 	}

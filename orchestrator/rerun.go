@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/tasks"
@@ -62,7 +63,7 @@ func RerunPlan(attemptDir string, sets []string, label string) (*Plan, *tasks.Su
 	if len(sets) == 0 {
 		return nil, nil, fmt.Errorf("%w: name the setting to change with --set FIELD=VALUE", ErrRerun)
 	}
-	var a runstore.Attempt
+	var a evalctl.Attempt
 	if err := runstore.ReadJSON(filepath.Join(attemptDir, runstore.AttemptFile), &a); err != nil {
 		return nil, nil, fmt.Errorf("rerun: %w", err)
 	}

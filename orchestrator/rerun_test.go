@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
@@ -33,7 +34,7 @@ func TestRerunChangesOneSetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	orig := res.Attempts[0]
-	if orig.Turns[0].Termination != runstore.TermOutputTruncated {
+	if orig.Turns[0].Termination != evalctl.TermOutputTruncated {
 		t.Fatalf("original termination %s, want output_truncated (the cap must cut it)", orig.Turns[0].Termination)
 	}
 	attemptDir := filepath.Join(res.Dir, runstore.AttemptsDir, orig.ID)

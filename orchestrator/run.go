@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/orchestrator/agent"
 	"github.com/evalctl/evalctl/orchestrator/model"
@@ -87,7 +88,7 @@ type Result struct {
 	Dir        string
 	RunID      string
 	PlanSHA256 string
-	Attempts   []*runstore.Attempt
+	Attempts   []*evalctl.Attempt
 }
 
 // Run registers (or resumes) a run and executes its attempts.
@@ -214,7 +215,7 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 	sum := hex.EncodeToString(digest[:])
 	run := &runstore.Run{
 		ID: id.String(), Name: plan.Name, CreatedAt: time.Now().UTC(), PlanSHA256: sum, Kind: "cohort",
-		Suite:   runstore.SuiteRef{Name: suite.Name, Version: suite.Version, Fingerprint: suite.Fingerprint},
+		Suite:   evalctl.SuiteRef{Name: suite.Name, Version: suite.Version, Fingerprint: suite.Fingerprint},
 		ImageID: img.ID, EvalctlVersion: runstore.Version(), ArmHashes: map[string]string{},
 		ArmIdentities: map[string]*runstore.ArmIdentity{}, Preflight: checks,
 	}
@@ -255,16 +256,16 @@ func newRunner(opts Options, plan *Plan, suite *tasks.Suite, store *runstore.Sto
 	}
 }
 
-func newAttempt(store *runstore.Store, run *runstore.Run, plan *Plan, suite *tasks.Suite, s Slot, replaces string) (*runstore.Attempt, error) {
+func newAttempt(store *runstore.Store, run *runstore.Run, plan *Plan, suite *tasks.Suite, s Slot, replaces string) (*evalctl.Attempt, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, err
 	}
 	arm := plan.Arm(s.Arm)
 	c := suite.Case(s.Case)
-	a := &runstore.Attempt{
+	a := &evalctl.Attempt{
 		ID: id.String(), RunID: run.ID, Slot: s.Index, Arm: s.Arm, ArmHash: arm.Hash(),
-		Case: s.Case, Language: string(c.Language), Repeat: s.Repeat, Seed: s.Seed, State: runstore.Planned,
+		Case: s.Case, Language: string(c.Language), Repeat: s.Repeat, Seed: s.Seed, State: evalctl.Planned,
 		ReplacementOf: replaces, Suite: run.Suite, ImageID: run.ImageID, EvalctlVersion: run.EvalctlVersion,
 		ExpectedTurns: len(c.Phases),
 	}
@@ -324,13 +325,13 @@ func resume(ctx context.Context, opts Options) (*runner, error) {
 // pending works out, per slot, the attempt to run now: a planned record is
 // run as it is; a record left running by a killed process is marked
 // interrupted and replaced; infra failures are replaced on request.
-func (r *runner) pending() ([]*runstore.Attempt, int, error) {
+func (r *runner) pending() ([]*evalctl.Attempt, int, error) {
 	all, err := r.store.Attempts()
 	if err != nil {
 		return nil, 0, err
 	}
 	latest := latestPerSlot(all)
-	var todo []*runstore.Attempt
+	var todo []*evalctl.Attempt
 	done := 0
 	for _, s := range r.plan.Slots {
 		a, ok := latest[s.Index]
@@ -341,11 +342,11 @@ func (r *runner) pending() ([]*runstore.Attempt, int, error) {
 				return nil, 0, err
 			}
 			todo = append(todo, na)
-		case a.State == runstore.Planned:
+		case a.State == evalctl.Planned:
 			todo = append(todo, a)
-		case a.State == runstore.Running || a.State == runstore.Interrupted:
-			if a.State == runstore.Running {
-				a.State = runstore.Interrupted
+		case a.State == evalctl.Running || a.State == evalctl.Interrupted:
+			if a.State == evalctl.Running {
+				a.State = evalctl.Interrupted
 				a.Error = "the runner stopped while this attempt ran (killed or crashed); it is run again as a replacement"
 				a.Measurements = nil
 				if err := r.store.WriteAttempt(a); err != nil {
@@ -358,7 +359,7 @@ func (r *runner) pending() ([]*runstore.Attempt, int, error) {
 				return nil, 0, err
 			}
 			todo = append(todo, na)
-		case a.State == runstore.InfraFailed && r.opts.ReplaceInfra:
+		case a.State == evalctl.InfraFailed && r.opts.ReplaceInfra:
 			na, err := newAttempt(r.store, r.run, r.plan, r.suite, s, a.ID)
 			if err != nil {
 				return nil, 0, err
@@ -376,9 +377,9 @@ func (r *runner) pending() ([]*runstore.Attempt, int, error) {
 // record to the last replacement: that record, not the one with the
 // greatest id (ids follow the clock, which can step back), says where the
 // slot stands.
-func latestPerSlot(all []*runstore.Attempt) map[int]*runstore.Attempt {
-	byID := map[string]*runstore.Attempt{}
-	next := map[string]*runstore.Attempt{} // predecessor id -> its replacement
+func latestPerSlot(all []*evalctl.Attempt) map[int]*evalctl.Attempt {
+	byID := map[string]*evalctl.Attempt{}
+	next := map[string]*evalctl.Attempt{} // predecessor id -> its replacement
 	for _, a := range all {
 		byID[a.ID] = a
 	}
@@ -394,7 +395,7 @@ func latestPerSlot(all []*runstore.Attempt) map[int]*runstore.Attempt {
 	}
 	// The root of a slot's chain: its original (a record whose predecessor
 	// is missing counts as one; of several, the first).
-	root := map[int]*runstore.Attempt{}
+	root := map[int]*evalctl.Attempt{}
 	for _, a := range all {
 		if _, ok := byID[a.ReplacementOf]; a.ReplacementOf != "" && ok {
 			continue
@@ -403,7 +404,7 @@ func latestPerSlot(all []*runstore.Attempt) map[int]*runstore.Attempt {
 			root[a.Slot] = a
 		}
 	}
-	latest := map[int]*runstore.Attempt{}
+	latest := map[int]*evalctl.Attempt{}
 	for slot, end := range root {
 		for seen := map[string]bool{end.ID: true}; ; {
 			n, ok := next[end.ID]
@@ -497,10 +498,10 @@ func (r *runner) execute(ctx context.Context) error {
 				record(err)
 				return
 			}
-			if ctx.Err() != nil || a.State == runstore.Interrupted {
+			if ctx.Err() != nil || a.State == evalctl.Interrupted {
 				return
 			}
-			if why := brk.observe(endpointKey(arm, rep), a.State == runstore.InfraFailed, a.Error); why != "" {
+			if why := brk.observe(endpointKey(arm, rep), a.State == evalctl.InfraFailed, a.Error); why != "" {
 				r.store.AppendEvent(runstore.Event{Kind: "endpoint_failing", Attempt: a.ID, Detail: why})
 				record(fmt.Errorf("%w: %s; the run stopped (the attempts not yet run are still planned); once the endpoint answers again, resume with '%s'", ErrEndpointFailing, why, r.resumeCommand()))
 			}
@@ -540,7 +541,7 @@ func (r *runner) infraLeft() int {
 	}
 	n := 0
 	for _, a := range all {
-		if a.State == runstore.InfraFailed && !replaced[a.ID] {
+		if a.State == evalctl.InfraFailed && !replaced[a.ID] {
 			n++
 		}
 	}
@@ -591,7 +592,7 @@ func (r *runner) guard(ctx context.Context) string {
 // everything else is recorded in the attempt. free gives the device slot
 // back to the scheduler; it is called once the endpoint is released after a
 // model part that ended well (the caller frees it in every other case).
-func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, rep Replica, free func()) error {
+func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, free func()) error {
 	arm := r.plan.Arm(a.Arm)
 	device := rep.Device
 	if len(arm.Endpoint.Replicas) > 0 {
@@ -604,7 +605,7 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, rep Replica, 
 	// in its overlapped_attempts.
 	r.overlaps.begin(device, a.ID)
 	now := time.Now().UTC()
-	a.State, a.StartedAt, a.Device = runstore.Running, &now, device
+	a.State, a.StartedAt, a.Device = evalctl.Running, &now, device
 	if err := r.store.WriteAttempt(a); err != nil {
 		return err
 	}
@@ -654,37 +655,37 @@ func (r *runner) attempt(ctx context.Context, a *runstore.Attempt, rep Replica, 
 	a.FinishedAt = &end
 	switch {
 	case ctx.Err() != nil:
-		a.State = runstore.Interrupted
+		a.State = evalctl.Interrupted
 		a.Error = "cancelled by the user (Ctrl-C); run again on resume"
 		a.Measurements = nil
 	case out.infra != nil:
-		a.State = runstore.InfraFailed
+		a.State = evalctl.InfraFailed
 		a.Error = out.infra.Error()
 		a.Measurements = nil
 	default:
-		a.State = runstore.Completed
+		a.State = evalctl.Completed
 	}
 	if err := r.store.WriteAttempt(a); err != nil {
 		return err
 	}
 	r.store.AppendEvent(runstore.Event{Kind: string(a.State), Attempt: a.ID, Detail: a.Error})
-	var grades []*grader.Grade
-	if a.State == runstore.Completed {
+	var grades []*evalctl.Grade
+	if a.State == evalctl.Completed {
 		grades = out.grades
 	}
-	r.prog.end(a, runstore.Score(a, grades))
+	r.prog.end(a, evalctl.Score(a, grades))
 	return nil
 }
 
 type attemptOutcome struct {
 	infra  error
-	grades []*grader.Grade
+	grades []*evalctl.Grade
 }
 
 // runAttempt runs the agent and grades its answers; it calls
 // releaseEndpoint as soon as the last model response has arrived, so that
 // the next attempt on the device starts while this one is graded.
-func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, baseURL string, c *tasks.Case, releaseEndpoint func()) attemptOutcome {
+func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, baseURL string, c *tasks.Case, releaseEndpoint func()) attemptOutcome {
 	client := model.New(model.Config{BaseURL: baseURL, APIKey: apiKey(arm)})
 	// What the endpoint says about itself; an endpoint that does not answer
 	// before any token is an infrastructure failure, never a model failure.
@@ -763,9 +764,9 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 		if err := runstore.WriteFileAtomic(path, snap.Tar, 0o644); err != nil {
 			return attemptOutcome{infra: err}
 		}
-		a.Snapshots = append(a.Snapshots, runstore.Snapshot{Phase: p.Number, File: filepath.Base(path), SHA256: snap.SHA256, Bytes: int64(len(snap.Tar))})
+		a.Snapshots = append(a.Snapshots, evalctl.Snapshot{Phase: p.Number, File: filepath.Base(path), SHA256: snap.SHA256, Bytes: int64(len(snap.Tar))})
 		snaps = append(snaps, snap)
-		if turn.Termination != runstore.TermCompleted {
+		if turn.Termination != evalctl.TermCompleted {
 			break // a budget stop or an error ends the attempt; what exists is graded
 		}
 	}
@@ -803,14 +804,14 @@ func (r *runner) runAttempt(ctx context.Context, a *runstore.Attempt, arm *Arm, 
 // server failed after taking the request (server_error: under a fixed seed
 // it fails the same way again, and --replace-infra must never re-sample
 // the model's failures) and the arm's own refusals (model_error).
-func infraFailure(turn runstore.Turn) bool {
-	return turn.Termination == runstore.TermModelError && model.Kind(turn.ModelErrorKind).Class() == model.ClassUnavailable
+func infraFailure(turn evalctl.Turn) bool {
+	return turn.Termination == evalctl.TermModelError && model.Kind(turn.ModelErrorKind).Class() == model.ClassUnavailable
 }
 
 // armUnchanged compares the arm the attempt ran under with the registered
 // plan on disk: the plan file must still hash as registered and hold the
 // same arm, byte for byte.
-func (r *runner) armUnchanged(a *runstore.Attempt) *bool {
+func (r *runner) armUnchanged(a *evalctl.Attempt) *bool {
 	// The runner's plan was read from plan.json when its SHA-256 matched
 	// the registered one: a file that still matches holds that very arm.
 	sum, err := runstore.FileSHA256(r.store.Path(runstore.PlanFile))
@@ -857,17 +858,17 @@ func Cancel(ctx context.Context, dir string, why string) (int, error) {
 	}
 	n := 0
 	for _, a := range all {
-		if replaced[a.ID] || (a.State != runstore.Planned && a.State != runstore.Running) {
+		if replaced[a.ID] || (a.State != evalctl.Planned && a.State != evalctl.Running) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		a.State, a.Error, a.Measurements = runstore.Cancelled, why, nil
+		a.State, a.Error, a.Measurements = evalctl.Cancelled, why, nil
 		if err := store.WriteAttempt(a); err != nil {
 			return n, err
 		}
-		store.AppendEvent(runstore.Event{Kind: string(runstore.Cancelled), Attempt: a.ID, Detail: why})
+		store.AppendEvent(runstore.Event{Kind: string(evalctl.Cancelled), Attempt: a.ID, Detail: why})
 		n++
 	}
 	return n, nil

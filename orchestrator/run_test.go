@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
@@ -85,8 +86,8 @@ func adderPlan(t *testing.T, suite string, arms []string, extra string) string {
 	return f
 }
 
-func countStates(as []*runstore.Attempt) map[runstore.State]int {
-	n := map[runstore.State]int{}
+func countStates(as []*evalctl.Attempt) map[evalctl.State]int {
+	n := map[evalctl.State]int{}
 	for _, a := range as {
 		n[a.State]++
 	}
@@ -103,7 +104,7 @@ func TestCohortRecordsExpectedOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Attempts) != 8 || countStates(res.Attempts)[runstore.Completed] != 8 {
+	if len(res.Attempts) != 8 || countStates(res.Attempts)[evalctl.Completed] != 8 {
 		t.Fatalf("attempts %d, states %v; want 8 completed", len(res.Attempts), countStates(res.Attempts))
 	}
 	// The run directory is named for the plan, and run.json keeps the name.
@@ -124,7 +125,7 @@ func TestCohortRecordsExpectedOutcomes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := runstore.Score(a, grades)
+		o := evalctl.Score(a, grades)
 		want := a.Arm == "good"
 		if o == nil || o.Functional != want || o.Delivered != want {
 			t.Errorf("%s %s %s: outcome %+v, want functional=delivered=%v (turns %+v)", a.Arm, a.Case, a.Repeat, o, want, a.Turns)
@@ -198,14 +199,14 @@ func TestGuardStopsCleanlyAndResumeFinishes(t *testing.T) {
 		t.Fatalf("got %v, want the temperature guard", err)
 	}
 	n := countStates(res.Attempts)
-	if n[runstore.Completed] != 2 || n[runstore.Planned] != 6 || n[runstore.Running] != 0 {
+	if n[evalctl.Completed] != 2 || n[evalctl.Planned] != 6 || n[evalctl.Running] != 0 {
 		t.Fatalf("after the guard: %v, want 2 completed and 6 planned", n)
 	}
 	res2, err := orchestrator.Run(context.Background(), orchestrator.Options{ResumeDir: res.Dir, Engine: eng, Image: img, Temperature: &hotAfter{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := countStates(res2.Attempts); n[runstore.Completed] != 8 || len(res2.Attempts) != 8 {
+	if n := countStates(res2.Attempts); n[evalctl.Completed] != 8 || len(res2.Attempts) != 8 {
 		t.Fatalf("after resume: %v (%d records), want 8 completed", n, len(res2.Attempts))
 	}
 }
@@ -221,7 +222,7 @@ func TestResumeRefusesChangedPlanAndSecondRunner(t *testing.T) {
 	if !errors.Is(err, orchestrator.ErrGuard) || !strings.Contains(err.Error(), "stop file") {
 		t.Fatalf("got %v, want the stop-file guard", err)
 	}
-	if n := countStates(res.Attempts); n[runstore.Planned] != 8 {
+	if n := countStates(res.Attempts); n[evalctl.Planned] != 8 {
 		t.Fatalf("states %v, want 8 planned", n)
 	}
 	// Cancelling ends it for good: the slots are cancelled, unscored, and a
@@ -235,7 +236,7 @@ func TestResumeRefusesChangedPlanAndSecondRunner(t *testing.T) {
 		store, _ := runstore.Open(res.Dir)
 		all, _ := store.Attempts()
 		for _, a := range all {
-			if a.State != runstore.Cancelled || runstore.Score(a, nil) != nil {
+			if a.State != evalctl.Cancelled || evalctl.Score(a, nil) != nil {
 				t.Errorf("after cancel: %s %s", a.ID, a.State)
 			}
 		}
@@ -278,7 +279,7 @@ func TestInfraFailureIsUnscoredAndReplaced(t *testing.T) {
 		t.Fatalf("got %v, want ErrIncomplete naming --replace-infra", err)
 	}
 	first := res.Attempts[0]
-	if len(res.Attempts) != 1 || first.State != runstore.InfraFailed || first.Measurements != nil || runstore.Score(first, nil) != nil {
+	if len(res.Attempts) != 1 || first.State != evalctl.InfraFailed || first.Measurements != nil || evalctl.Score(first, nil) != nil {
 		t.Fatalf("got %+v, want one infra_failed attempt with null measurements and outcome", first)
 	}
 	// The endpoint comes up; the slot is re-run as a replacement.
@@ -295,7 +296,7 @@ func TestInfraFailureIsUnscoredAndReplaced(t *testing.T) {
 	if len(res.Attempts) != 2 {
 		t.Fatalf("%d records, want the predecessor and its replacement", len(res.Attempts))
 	}
-	var kept, repl *runstore.Attempt
+	var kept, repl *evalctl.Attempt
 	for _, a := range res.Attempts {
 		if a.ID == first.ID {
 			kept = a
@@ -303,7 +304,7 @@ func TestInfraFailureIsUnscoredAndReplaced(t *testing.T) {
 			repl = a
 		}
 	}
-	if kept.State != runstore.InfraFailed || repl.State != runstore.Completed || repl.ReplacementOf != first.ID || repl.Slot != first.Slot {
+	if kept.State != evalctl.InfraFailed || repl.State != evalctl.Completed || repl.ReplacementOf != first.ID || repl.Slot != first.Slot {
 		t.Errorf("predecessor %s, replacement %s of %q", kept.State, repl.State, repl.ReplacementOf)
 	}
 }
@@ -398,12 +399,12 @@ func TestRefusalsAreScored(t *testing.T) {
 	want := map[string]string{"overflow": "context_overflow", "unknown": "request_error"}
 	for _, a := range res.Attempts {
 		grades, _ := store.Grades(a, "graderfixture@0.1.0")
-		o := runstore.Score(a, grades)
-		if a.State != runstore.Completed || o == nil || o.Functional || len(a.Turns) != 1 {
+		o := evalctl.Score(a, grades)
+		if a.State != evalctl.Completed || o == nil || o.Functional || len(a.Turns) != 1 {
 			t.Errorf("%s: state %s outcome %+v turns %d; want completed and scored not functional", a.Arm, a.State, o, len(a.Turns))
 			continue
 		}
-		if tu := a.Turns[0]; tu.Termination != runstore.TermModelError || tu.ModelErrorKind != want[a.Arm] {
+		if tu := a.Turns[0]; tu.Termination != evalctl.TermModelError || tu.ModelErrorKind != want[a.Arm] {
 			t.Errorf("%s: turn ended %s (%q), want model_error (%s)", a.Arm, tu.Termination, tu.ModelErrorKind, want[a.Arm])
 		}
 	}
@@ -456,7 +457,7 @@ func TestSandboxThatWillNotStartIsInfra(t *testing.T) {
 		t.Fatalf("got %v, want ErrIncomplete: an infrastructure failure is left to re-run", err)
 	}
 	a := res.Attempts[0]
-	if len(res.Attempts) != 1 || a.State != runstore.InfraFailed || !strings.Contains(a.Error, "agent sandbox would not start") || a.Measurements != nil || runstore.Score(a, nil) != nil {
+	if len(res.Attempts) != 1 || a.State != evalctl.InfraFailed || !strings.Contains(a.Error, "agent sandbox would not start") || a.Measurements != nil || evalctl.Score(a, nil) != nil {
 		t.Fatalf("got %s (%q) measurements %v, want one unscored infra_failed attempt", a.State, a.Error, a.Measurements)
 	}
 	if left, _ := eng.List(context.Background(), map[string]string{sandbox.LabelRun: res.RunID}); len(left) != 0 {

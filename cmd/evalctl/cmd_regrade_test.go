@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/orchestrator/regrade"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
@@ -34,13 +35,13 @@ func referenceRun(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := runstore.SuiteRef{Name: s.Name, Version: s.Version, Fingerprint: s.Fingerprint}
+	ref := evalctl.SuiteRef{Name: s.Name, Version: s.Version, Fingerprint: s.Fingerprint}
 	if err := st.WriteRun(&runstore.Run{ID: "cli-run", Suite: ref, Kind: "cohort"}); err != nil {
 		t.Fatal(err)
 	}
 	yes := true
-	a := &runstore.Attempt{ID: "att-1", RunID: "cli-run", Arm: "armA", Case: c.Name, Language: "python", Repeat: "repeat-1",
-		State: runstore.Completed, Suite: ref, ExpectedTurns: 2, ArmUnchanged: &yes}
+	a := &evalctl.Attempt{ID: "att-1", RunID: "cli-run", Arm: "armA", Case: c.Name, Language: "python", Repeat: "repeat-1",
+		State: evalctl.Completed, Suite: ref, ExpectedTurns: 2, ArmUnchanged: &yes}
 	vs, err := grader.Variants(c)
 	if err != nil {
 		t.Fatal(err)
@@ -59,9 +60,9 @@ func referenceRun(t *testing.T) string {
 		if err := runstore.WriteFileAtomic(st.SnapshotPath(a.ID, v.Phase), snap.Tar, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		a.Snapshots = append(a.Snapshots, runstore.Snapshot{Phase: v.Phase, File: fmt.Sprintf("phase-%d.tar", v.Phase), SHA256: snap.SHA256})
-		a.Turns = append(a.Turns, runstore.Turn{Phase: v.Phase, Termination: runstore.TermCompleted, AgentFinished: true, FinalText: true,
-			LastTest: &runstore.SelfCheck{Passed: true}})
+		a.Snapshots = append(a.Snapshots, evalctl.Snapshot{Phase: v.Phase, File: fmt.Sprintf("phase-%d.tar", v.Phase), SHA256: snap.SHA256})
+		a.Turns = append(a.Turns, evalctl.Turn{Phase: v.Phase, Termination: evalctl.TermCompleted, AgentFinished: true, FinalText: true,
+			LastTest: &evalctl.SelfCheck{Passed: true}})
 	}
 	if err := st.WriteAttempt(a); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/report/reporttest"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
@@ -68,13 +69,13 @@ func runsFixture(t *testing.T) (string, func()) {
 	t.Helper()
 	root := t.TempDir()
 	day := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
-	suite := runstore.SuiteRef{Name: "dev", Version: "1.0.0", Fingerprint: strings.Repeat("ab", 32)}
+	suite := evalctl.SuiteRef{Name: "dev", Version: "1.0.0", Fingerprint: strings.Repeat("ab", 32)}
 	// Complete: two arms x two cases, one attempt unsolved; one regrade.
 	var atts []reporttest.AttemptSpec
 	for i, arm := range []string{"mtp4", "mtp2", "mtp4", "mtp2"} {
 		c := []string{"ledger", "ledger", "wallet", "wallet"}[i]
 		atts = append(atts, reporttest.AttemptSpec{Arm: arm, Case: c, Language: "python", Repeat: "repeat-1", Seed: 101, Slot: i,
-			Phases: 1, Terminations: []runstore.Termination{runstore.TermCompleted}, Solved: []bool{i != 3},
+			Phases: 1, Terminations: []evalctl.Termination{evalctl.TermCompleted}, Solved: []bool{i != 3},
 			Tokens: 1000, Decode: 10, Task: 20})
 	}
 	complete := filepath.Join(root, "mtp4-vs-mtp2-0192a000-0000-7000-8000-000000000001")

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
@@ -31,7 +32,7 @@ var mutateScript []byte
 
 // Grader grades an answer; *grader.Grader satisfies it.
 type Grader interface {
-	Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels grader.Labels) (*grader.Grade, error)
+	Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels grader.Labels) (*evalctl.Grade, error)
 }
 
 // Options of Generate.
@@ -158,7 +159,7 @@ func (gen *Generator) phase(ctx context.Context, s *tasks.Suite, c *tasks.Case, 
 	rep.Made = len(made)
 	picked := spread(made, opt.Max)
 	base := grader.Overlay(start, ref)
-	grade := func(m *Mutant) (*grader.Grade, error) {
+	grade := func(m *Mutant) (*evalctl.Grade, error) {
 		snap, err := sandbox.NewSnapshot(grader.Overlay(base, []sandbox.Entry{{Name: m.File, Mode: 0o644, Data: m.source}}))
 		if err != nil {
 			return nil, err
@@ -214,8 +215,8 @@ func (gen *Generator) phase(ctx context.Context, s *tasks.Suite, c *tasks.Case, 
 // sameFailures compares two gradings of one mutant: reproducible when the
 // same required groups failed both times; must_fail holds, per group, the
 // test ids failed both times.
-func sameFailures(a, b *grader.Grade) (map[string][]string, bool) {
-	failed := func(g *grader.Grade) map[string][]string {
+func sameFailures(a, b *evalctl.Grade) (map[string][]string, bool) {
+	failed := func(g *evalctl.Grade) map[string][]string {
 		out := map[string][]string{}
 		for _, gr := range g.Groups {
 			if gr.Required && !gr.Success {

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/sandbox"
 )
 
@@ -84,7 +84,7 @@ type Loop struct {
 	// the meter counts only those that ran to a result.
 	usedCalls int
 	meter     meter
-	lastCheck [2]*runstore.SelfCheck // last test, last typecheck of the turn
+	lastCheck [2]*evalctl.SelfCheck // last test, last typecheck of the turn
 	overhead  []time.Duration
 }
 
@@ -118,7 +118,7 @@ func New(cfg Config) (*Loop, error) {
 func (l *Loop) Messages() []model.Message { return l.msgs }
 
 // Measurements are the attempt's sums so far.
-func (l *Loop) Measurements() *runstore.Measurements { return l.meter.result() }
+func (l *Loop) Measurements() *evalctl.Measurements { return l.meter.result() }
 
 // StepOverheads are, per model response that led to tool calls, the time
 // the loop itself spent: the step's duration less model and sandbox time.
@@ -131,9 +131,9 @@ var errWallTime = errors.New("attempt wall-time budget exhausted")
 // turn. The returned Turn is complete in every case. The error is non-nil
 // only when the attempt itself cannot go on: ctx ended (the attempt is
 // interrupted; the Turn is partial) or the transcript could not be written.
-func (l *Loop) RunPhase(ctx context.Context, phase int, prompt string) (runstore.Turn, error) {
+func (l *Loop) RunPhase(ctx context.Context, phase int, prompt string) (evalctl.Turn, error) {
 	start := time.Now()
-	turn := runstore.Turn{Phase: phase, ToolCalls: map[string]int{}, FinishReasons: []string{}}
+	turn := evalctl.Turn{Phase: phase, ToolCalls: map[string]int{}, FinishReasons: []string{}}
 	wctx := ctx
 	if l.cfg.Budgets.WallTime > 0 {
 		var cancel context.CancelFunc
@@ -149,7 +149,7 @@ func (l *Loop) RunPhase(ctx context.Context, phase int, prompt string) (runstore
 	// Self-checks are per turn: each hand-over is judged by the checks the
 	// agent ran in that phase (a phase that ran none has null).
 	turn.LastTest, turn.LastTypecheck = l.lastCheck[0], l.lastCheck[1]
-	l.lastCheck = [2]*runstore.SelfCheck{}
+	l.lastCheck = [2]*evalctl.SelfCheck{}
 	elapsed := time.Since(start)
 	turn.Seconds = elapsed.Seconds()
 	l.meter.taskSeconds += turn.Seconds
@@ -161,28 +161,28 @@ func (l *Loop) RunPhase(ctx context.Context, phase int, prompt string) (runstore
 }
 
 // stop ends a turn with a termination class.
-func stop(turn *runstore.Turn, t runstore.Termination, format string, a ...any) {
+func stop(turn *evalctl.Turn, t evalctl.Termination, format string, a ...any) {
 	turn.Termination = t
 	if format != "" {
 		turn.Error = fmt.Sprintf(format, a...)
 	}
 }
 
-func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
+func (l *Loop) turn(ctx, wctx context.Context, turn *evalctl.Turn) error {
 	b := l.cfg.Budgets
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if wctx.Err() != nil {
-			stop(turn, runstore.TermWallTimeLimit, "wall-time budget of %s exhausted", b.WallTime)
+			stop(turn, evalctl.TermWallTimeLimit, "wall-time budget of %s exhausted", b.WallTime)
 			return nil
 		}
 		params := l.cfg.Params
 		if b.GeneratedTokens > 0 {
 			left := b.GeneratedTokens - l.meter.spent
 			if left <= 0 {
-				stop(turn, runstore.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
+				stop(turn, evalctl.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
 				return nil
 			}
 			// The last response may only generate what the budget has
@@ -236,15 +236,15 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
 		if len(resp.ToolCalls) == 0 || cutCall {
 			switch {
 			case resp.FinishReason == model.FinishLength && budgetHit:
-				stop(turn, runstore.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
+				stop(turn, evalctl.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
 			case resp.Cut != nil:
-				stop(turn, runstore.TermOutputTruncated, "a response was cut at the size cap: %s", resp.Cut.Reason)
+				stop(turn, evalctl.TermOutputTruncated, "a response was cut at the size cap: %s", resp.Cut.Reason)
 			case cutCall:
-				stop(turn, runstore.TermOutputTruncated, "a response hit its output cap of %d tokens inside a tool call (%s); the call was not run", params.MaxTokens, resp.ToolCalls[len(resp.ToolCalls)-1].Name)
+				stop(turn, evalctl.TermOutputTruncated, "a response hit its output cap of %d tokens inside a tool call (%s); the call was not run", params.MaxTokens, resp.ToolCalls[len(resp.ToolCalls)-1].Name)
 			case resp.FinishReason == model.FinishLength:
-				stop(turn, runstore.TermOutputTruncated, "a response hit its output cap of %d tokens without a usable step", params.MaxTokens)
+				stop(turn, evalctl.TermOutputTruncated, "a response hit its output cap of %d tokens without a usable step", params.MaxTokens)
 			default:
-				turn.Termination = runstore.TermCompleted
+				turn.Termination = evalctl.TermCompleted
 				turn.AgentFinished = true
 				turn.FinalText = strings.TrimSpace(resp.Content) != ""
 			}
@@ -259,13 +259,13 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
 				skip = "the attempt was interrupted"
 			case budgetHit:
 				skip = "the generated-token budget is exhausted"
-				stop(turn, runstore.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
+				stop(turn, evalctl.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
 			case wctx.Err() != nil:
 				skip = "the wall-time budget is exhausted"
-				stop(turn, runstore.TermWallTimeLimit, "wall-time budget of %s exhausted", b.WallTime)
+				stop(turn, evalctl.TermWallTimeLimit, "wall-time budget of %s exhausted", b.WallTime)
 			case b.ToolCalls > 0 && l.usedCalls >= b.ToolCalls:
 				skip = "the tool-call budget is exhausted"
-				stop(turn, runstore.TermToolCallLimit, "tool-call budget of %d exhausted", b.ToolCalls)
+				stop(turn, evalctl.TermToolCallLimit, "tool-call budget of %d exhausted", b.ToolCalls)
 			case turn.Termination != "":
 				skip = "the turn was stopped"
 			}
@@ -284,10 +284,10 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
 				case ctx.Err() != nil:
 					l.answer(turn, tc, &toolResult{content: "not run: the attempt was interrupted"}, "interrupted")
 				case errors.As(err, &se):
-					stop(turn, runstore.TermSandboxError, "tool %s (call %d of the response): %v", tc.Name, i+1, err)
+					stop(turn, evalctl.TermSandboxError, "tool %s (call %d of the response): %v", tc.Name, i+1, err)
 					l.answer(turn, tc, &toolResult{content: "error: the sandbox failed: " + se.err.Error(), failed: true}, "")
 				default: // the wall time ran out inside the command
-					stop(turn, runstore.TermWallTimeLimit, "wall-time budget of %s ran out during tool %s", b.WallTime, tc.Name)
+					stop(turn, evalctl.TermWallTimeLimit, "wall-time budget of %s ran out during tool %s", b.WallTime, tc.Name)
 					l.answer(turn, tc, &toolResult{content: "error: stopped: the wall-time budget is exhausted", failed: true}, "")
 				}
 				continue
@@ -322,7 +322,7 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *runstore.Turn) error {
 // the request ends as server_error, scored, its tokens unknown; the arm's
 // own doing ends as model_error, scored. A response the wall-time budget
 // cut has unknown tokens too.
-func (l *Loop) modelFailed(ctx, wctx context.Context, turn *runstore.Turn, err error) {
+func (l *Loop) modelFailed(ctx, wctx context.Context, turn *evalctl.Turn, err error) {
 	b := l.cfg.Budgets
 	ev := Event{Kind: EventModelError, Phase: turn.Phase, Seq: l.seq, Error: err.Error()}
 	var me *model.Error
@@ -335,18 +335,18 @@ func (l *Loop) modelFailed(ctx, wctx context.Context, turn *runstore.Turn, err e
 	case ctx.Err() != nil:
 	case errors.Is(context.Cause(wctx), errWallTime):
 		l.meter.unknown()
-		stop(turn, runstore.TermWallTimeLimit, "wall-time budget of %s ran out during a model response (its tokens are unknown)", b.WallTime)
+		stop(turn, evalctl.TermWallTimeLimit, "wall-time budget of %s ran out during a model response (its tokens are unknown)", b.WallTime)
 	case me == nil:
 		// Not a model error and not a context: cannot happen with
 		// model.Client; treat it as the server's failure.
 		l.meter.unknown()
-		stop(turn, runstore.TermServerError, "%v", err)
+		stop(turn, evalctl.TermServerError, "%v", err)
 	case me.Class() == model.ClassServerFailed:
 		l.meter.unknown()
-		stop(turn, runstore.TermServerError, "%v", err)
+		stop(turn, evalctl.TermServerError, "%v", err)
 		turn.ModelErrorKind = string(me.Kind)
 	default: // ClassUnavailable, ClassArm
-		stop(turn, runstore.TermModelError, "%v", err)
+		stop(turn, evalctl.TermModelError, "%v", err)
 		turn.ModelErrorKind = string(me.Kind)
 	}
 }
@@ -374,7 +374,7 @@ func conversationMessage(resp *model.Response, dropCalls bool) model.Message {
 }
 
 // answer appends the tool message for a call and records it.
-func (l *Loop) answer(turn *runstore.Turn, tc model.ToolCall, res *toolResult, skipped string) {
+func (l *Loop) answer(turn *evalctl.Turn, tc model.ToolCall, res *toolResult, skipped string) {
 	content := res.content
 	if content == "" {
 		content = "(no output)"
@@ -391,7 +391,7 @@ func (l *Loop) answer(turn *runstore.Turn, tc model.ToolCall, res *toolResult, s
 // selfCheck records a bash command that ran tests or a type check.
 func (l *Loop) selfCheck(res *toolResult) {
 	test, tsc := classifyCommand(res.command)
-	sc := &runstore.SelfCheck{Command: res.command, ExitCode: res.exec.ExitCode, Passed: res.exec.ExitCode == 0 && !res.exec.TimedOut}
+	sc := &evalctl.SelfCheck{Command: res.command, ExitCode: res.exec.ExitCode, Passed: res.exec.ExitCode == 0 && !res.exec.TimedOut}
 	if test {
 		l.lastCheck[0] = sc
 	}

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 	"github.com/evalctl/evalctl/tasks"
 )
@@ -47,7 +47,7 @@ func startServer(t testing.TB, cfg scripted.Config) (*scripted.Server, *model.Cl
 
 type attempt struct {
 	loop       *Loop
-	turns      []runstore.Turn
+	turns      []evalctl.Turn
 	transcript bytes.Buffer
 	before     map[string]float64
 	client     *model.Client
@@ -76,7 +76,7 @@ func run(t *testing.T, client *model.Client, sb Sandbox, overlay func(dir string
 			t.Fatalf("phase %d: %v", ph.Number, err)
 		}
 		a.turns = append(a.turns, turn)
-		if turn.Termination != runstore.TermCompleted {
+		if turn.Termination != evalctl.TermCompleted {
 			break
 		}
 	}
@@ -214,7 +214,7 @@ func TestReferenceThroughTheLoop(t *testing.T) {
 				if turn.LastTest != nil && turn.LastTest.Passed {
 					wantErrors = 0
 				}
-				if turn.Termination != runstore.TermCompleted || !turn.AgentFinished || !turn.FinalText || turn.ToolErrors != wantErrors {
+				if turn.Termination != evalctl.TermCompleted || !turn.AgentFinished || !turn.FinalText || turn.ToolErrors != wantErrors {
 					t.Errorf("phase %d: %+v", i+1, turn)
 				}
 				want := map[string]int{ToolListFiles: 1, ToolReadFile: 1, ToolWriteFile: 1, ToolBash: 1}
@@ -268,21 +268,21 @@ func TestFaultScripts(t *testing.T) {
 		model   string
 		budgets Budgets
 		maxTok  int
-		term    runstore.Termination
+		term    evalctl.Termination
 		check   func(t *testing.T, a *attempt)
 	}{
-		{"noop", DefaultBudgets, 4096, runstore.TermCompleted, func(t *testing.T, a *attempt) {
+		{"noop", DefaultBudgets, 4096, evalctl.TermCompleted, func(t *testing.T, a *attempt) {
 			turn := a.turns[0]
 			if !turn.AgentFinished || !turn.FinalText || len(turn.ToolCalls) != 0 || turn.LastTest != nil || len(a.turns) != 2 {
 				t.Errorf("noop turns %+v", a.turns)
 			}
 		}},
-		{"truncate", DefaultBudgets, 200, runstore.TermOutputTruncated, func(t *testing.T, a *attempt) {
+		{"truncate", DefaultBudgets, 200, evalctl.TermOutputTruncated, func(t *testing.T, a *attempt) {
 			if a.turns[0].Responses != 1 || a.turns[0].FinishReasons[0] != "length" || !tokensAre(a.loop.Measurements(), 200) {
 				t.Errorf("truncate turn %+v", a.turns[0])
 			}
 		}},
-		{"malformed", DefaultBudgets, 4096, runstore.TermCompleted, func(t *testing.T, a *attempt) {
+		{"malformed", DefaultBudgets, 4096, evalctl.TermCompleted, func(t *testing.T, a *attempt) {
 			turn := a.turns[0]
 			if turn.ToolErrors != 2 || !equalCounts(turn.ToolCalls, map[string]int{ToolWriteFile: 1, "run_tests": 1, ToolListFiles: 1}) || !turn.FinalText {
 				t.Errorf("malformed turn %+v", turn)
@@ -291,27 +291,27 @@ func TestFaultScripts(t *testing.T) {
 				t.Errorf("a call with broken arguments wrote a file")
 			}
 		}},
-		{"flaky", DefaultBudgets, 4096, runstore.TermCompleted, func(t *testing.T, a *attempt) {
+		{"flaky", DefaultBudgets, 4096, evalctl.TermCompleted, func(t *testing.T, a *attempt) {
 			if a.turns[0].Responses != 2 || a.turns[0].ToolCalls[ToolListFiles] != 1 {
 				t.Errorf("flaky turn %+v", a.turns[0])
 			}
 		}},
-		{"overflow", DefaultBudgets, 4096, runstore.TermModelError, func(t *testing.T, a *attempt) {
+		{"overflow", DefaultBudgets, 4096, evalctl.TermModelError, func(t *testing.T, a *attempt) {
 			if !strings.Contains(a.turns[0].Error, "context_overflow") || !strings.Contains(a.turns[0].Error, "n_ctx=131072") || a.turns[0].Responses != 0 || a.turns[0].ModelErrorKind != "context_overflow" {
 				t.Errorf("overflow turn %+v", a.turns[0])
 			}
 		}},
-		{"runaway", Budgets{WallTime: time.Minute, GeneratedTokens: 20000, ToolCalls: 120}, 32768, runstore.TermGeneratedTokenLimit, func(t *testing.T, a *attempt) {
+		{"runaway", Budgets{WallTime: time.Minute, GeneratedTokens: 20000, ToolCalls: 120}, 32768, evalctl.TermGeneratedTokenLimit, func(t *testing.T, a *attempt) {
 			if m := a.loop.Measurements(); !tokensAre(m, 20000) {
 				t.Errorf("generated %v tokens under a budget of 20000", shown(m.NativeOutputTokens))
 			}
 		}},
-		{"busy", Budgets{WallTime: time.Minute, GeneratedTokens: 65536, ToolCalls: 5}, 4096, runstore.TermToolCallLimit, func(t *testing.T, a *attempt) {
+		{"busy", Budgets{WallTime: time.Minute, GeneratedTokens: 65536, ToolCalls: 5}, 4096, evalctl.TermToolCallLimit, func(t *testing.T, a *attempt) {
 			if a.turns[0].ToolCalls[ToolBash] != 5 || a.loop.Measurements().ToolCalls != 5 {
 				t.Errorf("busy ran %v tool calls under a budget of 5", a.turns[0].ToolCalls)
 			}
 		}},
-		{"stall", Budgets{WallTime: 1500 * time.Millisecond, GeneratedTokens: 65536, ToolCalls: 120}, 4096, runstore.TermWallTimeLimit, func(t *testing.T, a *attempt) {
+		{"stall", Budgets{WallTime: 1500 * time.Millisecond, GeneratedTokens: 65536, ToolCalls: 120}, 4096, evalctl.TermWallTimeLimit, func(t *testing.T, a *attempt) {
 			// Stops at the limit: the command in flight is cut at it.
 			if s := a.turns[0].Seconds; s < 1.5 || s > 2.2 {
 				t.Errorf("stall stopped after %v s under a 1.5 s budget", s)
@@ -328,7 +328,7 @@ func TestFaultScripts(t *testing.T) {
 			if last.Termination != tc.term {
 				t.Fatalf("termination %s (%s), want %s", last.Termination, last.Error, tc.term)
 			}
-			if tc.term != runstore.TermCompleted && (last.Error == "" || last.AgentFinished) {
+			if tc.term != evalctl.TermCompleted && (last.Error == "" || last.AgentFinished) {
 				t.Errorf("a stopped turn without its reason: %+v", last)
 			}
 			a.checkComplete(t)
@@ -345,7 +345,7 @@ func TestSandboxFailureIsASandboxError(t *testing.T) {
 	_, client := startServer(t, scripted.Config{Suite: suite})
 	a := run(t, client, brokenSandbox{}, nil, suite.Case("tiny"), Config{ModelName: "reference", Budgets: DefaultBudgets})
 	turn := a.turns[0]
-	if turn.Termination != runstore.TermSandboxError || !strings.Contains(turn.Error, "not running") || turn.AgentFinished {
+	if turn.Termination != evalctl.TermSandboxError || !strings.Contains(turn.Error, "not running") || turn.AgentFinished {
 		t.Fatalf("turn %+v", turn)
 	}
 	a.checkComplete(t)
@@ -376,7 +376,7 @@ func TestToolCallBudgetMidResponse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if turn.Termination != runstore.TermToolCallLimit || turn.ToolCalls[ToolListFiles] != 4 || turn.Responses != 2 {
+	if turn.Termination != evalctl.TermToolCallLimit || turn.ToolCalls[ToolListFiles] != 4 || turn.Responses != 2 {
 		t.Fatalf("turn %+v", turn)
 	}
 	notRun := 0
@@ -390,7 +390,7 @@ func TestToolCallBudgetMidResponse(t *testing.T) {
 	}
 	// A later phase starts with the budget still exhausted.
 	turn, _ = l.RunPhase(context.Background(), 2, "more")
-	if turn.Termination != runstore.TermToolCallLimit || turn.Responses != 1 {
+	if turn.Termination != evalctl.TermToolCallLimit || turn.Responses != 1 {
 		t.Errorf("phase 2 %+v", turn)
 	}
 }
@@ -511,7 +511,7 @@ func TestCallsWithoutIDGetOne(t *testing.T) {
 	}}
 	l, _ := New(Config{Model: m, ModelName: "x", Sandbox: newHostSandbox(t, "")})
 	turn, err := l.RunPhase(context.Background(), 1, "go")
-	if err != nil || turn.Termination != runstore.TermCompleted {
+	if err != nil || turn.Termination != evalctl.TermCompleted {
 		t.Fatalf("%v %+v", err, turn)
 	}
 	msgs := l.Messages()
@@ -552,7 +552,7 @@ func TestTokenBudgetCountsKnownTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	turn, err := l.RunPhase(context.Background(), 1, "go")
-	if err != nil || turn.Termination != runstore.TermGeneratedTokenLimit {
+	if err != nil || turn.Termination != evalctl.TermGeneratedTokenLimit {
 		t.Fatalf("%v %+v", err, turn)
 	}
 	if want := []int{100, 40, 40}; fmt.Sprint(m.maxTokens) != fmt.Sprint(want) {

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 )
 
@@ -40,7 +40,7 @@ func TestServerFailuresEndTheTurn(t *testing.T) {
 			a := run(t, client, sb, copyOverlay(sb.root), cs, Config{ModelName: "garble", NoStream: !stream, Params: model.Params{MaxTokens: 4096}})
 			turn := a.turns[0]
 			wantKind := map[bool]string{true: "broken_stream", false: "server_error"}[stream]
-			if len(a.turns) != 1 || turn.Termination != runstore.TermServerError || turn.ModelErrorKind != wantKind || !strings.Contains(turn.Error, "peg-native") {
+			if len(a.turns) != 1 || turn.Termination != evalctl.TermServerError || turn.ModelErrorKind != wantKind || !strings.Contains(turn.Error, "peg-native") {
 				t.Fatalf("turn %+v; want server_error (%s) with the server's text", turn, wantKind)
 			}
 			m := a.loop.Measurements()
@@ -85,7 +85,7 @@ func TestCutToolCallIsNotRun(t *testing.T) {
 			sb := newHostSandbox(t, cs.WorkspaceDir)
 			a := run(t, client, sb, copyOverlay(sb.root), cs, Config{ModelName: "cutcall", NoStream: !stream, Params: model.Params{MaxTokens: 60}})
 			turn := a.turns[0]
-			if turn.Termination != runstore.TermOutputTruncated || turn.Responses != 1 || len(turn.ToolCalls) != 0 || !strings.Contains(turn.Error, "inside a tool call") {
+			if turn.Termination != evalctl.TermOutputTruncated || turn.Responses != 1 || len(turn.ToolCalls) != 0 || !strings.Contains(turn.Error, "inside a tool call") {
 				t.Fatalf("turn %+v; want output_truncated without running the call", turn)
 			}
 			if _, err := os.Stat(filepath.Join(sb.root, "notes.txt")); err == nil {
@@ -127,7 +127,7 @@ func TestKeepAliveDropsAreRetried(t *testing.T) {
 	sb := newHostSandbox(t, cs.WorkspaceDir)
 	a := run(t, client, sb, copyOverlay(sb.root), cs, Config{ModelName: "reference", Params: model.Params{MaxTokens: 4096}})
 	for _, turn := range a.turns {
-		if turn.Termination != runstore.TermCompleted {
+		if turn.Termination != evalctl.TermCompleted {
 			t.Fatalf("turn %+v", turn)
 		}
 	}
@@ -159,7 +159,7 @@ func TestUnavailableIsRetriedAndRecorded(t *testing.T) {
 	_, client := startServer(t, scripted.Config{Suite: suite})
 	sb := newHostSandbox(t, cs.WorkspaceDir)
 	a := run(t, client, sb, copyOverlay(sb.root), cs, Config{ModelName: "flaky", Params: model.Params{MaxTokens: 4096}})
-	if a.turns[0].Termination != runstore.TermCompleted {
+	if a.turns[0].Termination != evalctl.TermCompleted {
 		t.Fatalf("turn %+v", a.turns[0])
 	}
 	n := 0
@@ -191,7 +191,7 @@ func TestWallTimeCutResponseIsUnknown(t *testing.T) {
 	sb := newHostSandbox(t, cs.WorkspaceDir)
 	a := run(t, client, sb, nil, cs, Config{ModelName: "stall", Budgets: Budgets{WallTime: 300 * time.Millisecond, GeneratedTokens: 65536, ToolCalls: 10}, Params: model.Params{MaxTokens: 4096}})
 	turn := a.turns[0]
-	if turn.Termination != runstore.TermWallTimeLimit || !strings.Contains(turn.Error, "unknown") {
+	if turn.Termination != evalctl.TermWallTimeLimit || !strings.Contains(turn.Error, "unknown") {
 		t.Fatalf("turn %+v", turn)
 	}
 	m := a.loop.Measurements()
@@ -218,7 +218,7 @@ func TestImplausibleTimingsAreRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := l.Measurements()
-	if turn.Termination != runstore.TermCompleted || m.NativeOutputTokens != nil || m.DecodeSeconds != nil || len(m.Anomalies) == 0 || m.UnknownResponses != 1 {
+	if turn.Termination != evalctl.TermCompleted || m.NativeOutputTokens != nil || m.DecodeSeconds != nil || len(m.Anomalies) == 0 || m.UnknownResponses != 1 {
 		t.Errorf("turn %s, tokens %v decode %v anomalies %v", turn.Termination, shown(m.NativeOutputTokens), shown(m.DecodeSeconds), m.Anomalies)
 	}
 	if l.meter.spent != 0 {
@@ -237,7 +237,7 @@ func TestStalledEndpointIsServerError(t *testing.T) {
 	sb := newHostSandbox(t, cs.WorkspaceDir)
 	a := run(t, client, sb, nil, cs, Config{ModelName: "stall", Params: model.Params{MaxTokens: 4096, Timeout: 200 * time.Millisecond}})
 	turn := a.turns[0]
-	if turn.Termination != runstore.TermServerError || turn.ModelErrorKind != string(model.KindTimeout) {
+	if turn.Termination != evalctl.TermServerError || turn.ModelErrorKind != string(model.KindTimeout) {
 		t.Fatalf("turn %+v; want server_error (timeout)", turn)
 	}
 	if m := a.loop.Measurements(); m.NativeOutputTokens != nil || m.DecodeSeconds != nil {

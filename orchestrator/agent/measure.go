@@ -3,8 +3,8 @@ package agent
 import (
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
 // meter sums what the server reported about each response (DESIGN.md,
@@ -111,8 +111,8 @@ func finishKey(reason string) string {
 	return reason
 }
 
-func (m *meter) result() *runstore.Measurements {
-	out := &runstore.Measurements{
+func (m *meter) result() *evalctl.Measurements {
+	out := &evalctl.Measurements{
 		TaskSeconds:   m.taskSeconds,
 		ToolCalls:     m.toolCalls,
 		ToolErrors:    m.toolErrors,

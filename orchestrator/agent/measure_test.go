@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
 // serverTimed is a response with llama-server timings: n tokens decoded in
@@ -39,7 +39,7 @@ func shown[T any](p *T) any {
 }
 
 // tokensAre reports whether the attempt's output token count is known and n.
-func tokensAre(m *runstore.Measurements, n int64) bool {
+func tokensAre(m *evalctl.Measurements, n int64) bool {
 	return m.NativeOutputTokens != nil && *m.NativeOutputTokens == n
 }
 
@@ -141,7 +141,7 @@ func TestMeasurementsNullsInJSON(t *testing.T) {
 			t.Errorf("JSON %s lacks %s", data, want)
 		}
 	}
-	var back runstore.Measurements
+	var back evalctl.Measurements
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestMeasurementsNullsInJSON(t *testing.T) {
 	}
 
 	// A record with every figure null, written by hand, reads as unknown.
-	var hand runstore.Measurements
+	var hand evalctl.Measurements
 	if err := json.Unmarshal([]byte(`{"native_output_tokens":null,"decode_seconds":null,"task_seconds":3}`), &hand); err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestMeasurementsNullsInJSON(t *testing.T) {
 			t.Errorf("JSON %s lacks %s", zero, want)
 		}
 	}
-	var zback runstore.Measurements
+	var zback evalctl.Measurements
 	if err := json.Unmarshal(zero, &zback); err != nil {
 		t.Fatal(err)
 	}

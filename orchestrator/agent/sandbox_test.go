@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
@@ -64,7 +64,7 @@ func TestRealSandboxSolvesCases(t *testing.T) {
 					t.Fatalf("%d turns for %d phases: %+v", len(a.turns), len(cs.Phases), a.turns)
 				}
 				for i, turn := range a.turns {
-					if turn.Termination != runstore.TermCompleted || !turn.AgentFinished || !turn.FinalText {
+					if turn.Termination != evalctl.TermCompleted || !turn.AgentFinished || !turn.FinalText {
 						t.Errorf("phase %d: %+v", i+1, turn)
 					}
 					if modelName == "noop" {

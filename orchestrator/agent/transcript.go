@@ -6,8 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
 // Event kinds of the transcript.
@@ -52,7 +52,7 @@ type Event struct {
 	// lists its own).
 	Retries []model.Retry `json:"retries,omitempty"`
 	// Turn is the phase's record (phase_end).
-	Turn *runstore.Turn `json:"turn,omitempty"`
+	Turn *evalctl.Turn `json:"turn,omitempty"`
 }
 
 // RequestSetup is what every request of an attempt shares.

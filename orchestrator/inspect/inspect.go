@@ -21,7 +21,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
-	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/agent"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/tasks"
@@ -29,9 +29,9 @@ import (
 
 // Detail is everything about one attempt.
 type Detail struct {
-	RunDir  string            `json:"run_dir"`
-	Run     *runstore.Run     `json:"run"`
-	Attempt *runstore.Attempt `json:"attempt"`
+	RunDir  string           `json:"run_dir"`
+	Run     *runstore.Run    `json:"run"`
+	Attempt *evalctl.Attempt `json:"attempt"`
 	// Transcript is every line of transcript.jsonl in order; a torn last
 	// line (a crash mid-write) is left out and counted in TornLines.
 	Transcript []agent.Event `json:"transcript"`
@@ -51,15 +51,15 @@ type Detail struct {
 // SuiteGrades are an attempt's grades under one suite id, one per phase
 // (nil where that phase has none).
 type SuiteGrades struct {
-	Suite  string          `json:"suite"`
-	Phases []*grader.Grade `json:"phases"`
+	Suite  string           `json:"suite"`
+	Phases []*evalctl.Grade `json:"phases"`
 }
 
 // SuiteOutcome is an attempt's outcome under one suite id.
 type SuiteOutcome struct {
-	Suite    string            `json:"suite"`
-	Outcome  *runstore.Outcome `json:"outcome"`
-	Ungraded bool              `json:"ungraded"`
+	Suite    string           `json:"suite"`
+	Outcome  *evalctl.Outcome `json:"outcome"`
+	Ungraded bool             `json:"ungraded"`
 }
 
 // FileDiff is one changed file of the answer.
@@ -114,7 +114,7 @@ func Find(runDirs []string, q Query) (dir, id string, err error) {
 		if err != nil {
 			return "", "", err
 		}
-		var last *runstore.Attempt
+		var last *evalctl.Attempt
 		for _, a := range all { // slot order, replacements after what they replace
 			if a.Arm == q.Arm && a.Case == q.Case && a.Repeat == q.Repeat {
 				last = a
@@ -155,7 +155,7 @@ func Load(dir, id string) (*Detail, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read run %s: %w", dir, err)
 	}
-	var a runstore.Attempt
+	var a evalctl.Attempt
 	if err := runstore.ReadJSON(filepath.Join(st.AttemptDir(id), runstore.AttemptFile), &a); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("attempt %s of run %s: %w", id, dir, ErrNoAttempt)
@@ -183,7 +183,7 @@ func Load(dir, id string) (*Detail, error) {
 			return nil, err
 		}
 		d.Grades = append(d.Grades, SuiteGrades{Suite: sid, Phases: gs})
-		o, ungraded := runstore.ScoreGraded(&a, gs)
+		o, ungraded := evalctl.ScoreGraded(&a, gs)
 		d.Outcomes = append(d.Outcomes, SuiteOutcome{Suite: sid, Outcome: o, Ungraded: ungraded})
 	}
 	d.Diff, d.DiffNote = answerDiff(st, run, &a)
@@ -224,7 +224,7 @@ type planSuite struct {
 // fingerprints agree.
 var BuiltinSuite func() (*tasks.Suite, error)
 
-func answerDiff(st *runstore.Store, run *runstore.Run, a *runstore.Attempt) ([]FileDiff, string) {
+func answerDiff(st *runstore.Store, run *runstore.Run, a *evalctl.Attempt) ([]FileDiff, string) {
 	if len(a.Snapshots) == 0 {
 		return nil, "no answer snapshot (the attempt did not reach the end of a phase)"
 	}

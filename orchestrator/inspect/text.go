@@ -7,9 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/agent"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
 // TextOptions shape the terminal rendering.
@@ -259,7 +258,7 @@ func (p *printer) grades(sg SuiteGrades) {
 		for _, f := range g.MissingStarterFiles {
 			p.f("  missing starter file: %s\n", f)
 		}
-		groups := append([]grader.GroupResult(nil), g.Groups...)
+		groups := append([]evalctl.GroupResult(nil), g.Groups...)
 		sort.SliceStable(groups, func(i, j int) bool { return groups[i].Required && !groups[j].Required })
 		for _, gr := range groups {
 			verdict := "ok"
@@ -285,7 +284,7 @@ func (p *printer) grades(sg SuiteGrades) {
 	}
 }
 
-func selfCheck(c *runstore.SelfCheck) string {
+func selfCheck(c *evalctl.SelfCheck) string {
 	if c == nil {
 		return "none"
 	}

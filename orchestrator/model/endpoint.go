@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	pmodel "github.com/prometheus/common/model"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl"
 )
 
 // get fetches a small document with the identity timeout.
@@ -164,8 +164,8 @@ func ParseMetrics(r io.Reader) (map[string]float64, error) {
 // /props (llama-server only; nil elsewhere) and /v1/models raw, plus the
 // build, model path and context size read from /props (nil when unknown).
 // Only a failing /v1/models is an error: /props is optional.
-func (c *Client) Endpoint(ctx context.Context, modelName string) (*runstore.EndpointInfo, error) {
-	info := &runstore.EndpointInfo{BaseURL: c.root, Model: modelName}
+func (c *Client) Endpoint(ctx context.Context, modelName string) (*evalctl.EndpointInfo, error) {
+	info := &evalctl.EndpointInfo{BaseURL: c.root, Model: modelName}
 	models, err := c.Models(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("endpoint identity: %w", err)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/sandbox"
@@ -141,8 +142,8 @@ type candidate struct {
 	vars  [2]*grader.Variant
 	// file to re-hash after grading (stored answers).
 	st  *runstore.Store
-	a   *runstore.Attempt
-	rec runstore.Snapshot
+	a   *evalctl.Attempt
+	rec evalctl.Snapshot
 }
 
 // Diagnose grades every stored answer of the case found in the answer
@@ -185,7 +186,7 @@ func Diagnose(ctx context.Context, g Grader, opts DiagnoseOptions) (*Diagnosis, 
 		suite, phase int
 		digest       string
 	}
-	grades := map[key]*grader.Grade{}
+	grades := map[key]*evalctl.Grade{}
 	errs := map[key]error{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -454,7 +455,7 @@ func variantCandidates(suites []*tasks.Suite, cases [2]*tasks.Case) ([]*candidat
 	return out, nil
 }
 
-func side(s *tasks.Suite, gr *grader.Grade, v *grader.Variant) *Side {
+func side(s *tasks.Suite, gr *evalctl.Grade, v *grader.Variant) *Side {
 	sd := &Side{Suite: s.ID(), SnapshotSHA256: gr.SnapshotSHA256, Solved: gr.Solved, Groups: []GroupCount{}, Problems: []string{}}
 	for _, g := range gr.Groups {
 		ft := g.FailedTests

@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/regrade"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 	"github.com/evalctl/evalctl/tasks"
@@ -86,7 +86,7 @@ order: {policy: sequential, seed: 1}
 		t.Fatal(err)
 	}
 	for _, a := range res.Attempts {
-		if a.State != runstore.Completed || len(a.Snapshots) != 2 {
+		if a.State != evalctl.Completed || len(a.Snapshots) != 2 {
 			t.Fatalf("attempt %s %s: state %s, %d snapshots; %s", a.Arm, a.ID, a.State, len(a.Snapshots), a.Error)
 		}
 	}

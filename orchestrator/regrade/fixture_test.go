@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/orchestrator/regrade"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
@@ -141,13 +142,13 @@ type cachedGrader struct {
 
 type cacheEntry struct {
 	once sync.Once
-	gr   *grader.Grade
+	gr   *evalctl.Grade
 	err  error
 }
 
 var cached = &cachedGrader{m: map[string]*cacheEntry{}}
 
-func (c *cachedGrader) Grade(ctx context.Context, s *tasks.Suite, cs *tasks.Case, phase int, snap *sandbox.Snapshot, labels grader.Labels) (*grader.Grade, error) {
+func (c *cachedGrader) Grade(ctx context.Context, s *tasks.Suite, cs *tasks.Case, phase int, snap *sandbox.Snapshot, labels grader.Labels) (*evalctl.Grade, error) {
 	key := fmt.Sprintf("%s/%s/%s/%d/%s", s.ID(), s.Fingerprint, cs.Name, phase, snap.SHA256)
 	c.mu.Lock()
 	e := c.m[key]
@@ -181,7 +182,7 @@ func writeRun(t testing.TB, g regrade.Grader, dir, runID string, specs []attempt
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(plan)
-	ref := runstore.SuiteRef{Name: s1.Name, Version: s1.Version, Fingerprint: s1.Fingerprint}
+	ref := evalctl.SuiteRef{Name: s1.Name, Version: s1.Version, Fingerprint: s1.Fingerprint}
 	created := time.Date(2025, 11, 30, 9, 0, 0, 0, time.UTC)
 	if err := st.WriteRun(&runstore.Run{ID: runID, CreatedAt: created, PlanSHA256: hex.EncodeToString(sum[:]),
 		Suite: ref, ImageID: "sha256:fixture", EvalctlVersion: "test", Kind: "cohort"}); err != nil {
@@ -192,16 +193,16 @@ func writeRun(t testing.TB, g regrade.Grader, dir, runID string, specs []attempt
 	}
 	yes := true
 	for i, sp := range specs {
-		a := &runstore.Attempt{ID: sp.id, RunID: runID, Slot: i, Arm: sp.arm, ArmHash: "hash-" + sp.arm, Case: c.Name,
-			Language: "python", Repeat: sp.repeat, Seed: int64(i + 1), State: runstore.InfraFailed, Suite: ref,
+		a := &evalctl.Attempt{ID: sp.id, RunID: runID, Slot: i, Arm: sp.arm, ArmHash: "hash-" + sp.arm, Case: c.Name,
+			Language: "python", Repeat: sp.repeat, Seed: int64(i + 1), State: evalctl.InfraFailed, Suite: ref,
 			ImageID: "sha256:fixture", EvalctlVersion: "test", ExpectedTurns: len(c.Phases),
-			Turns: []runstore.Turn{}, Snapshots: []runstore.Snapshot{}}
+			Turns: []evalctl.Turn{}, Snapshots: []evalctl.Snapshot{}}
 		if sp.styles == nil {
 			a.Error = "docker daemon went away"
 		} else {
-			a.State, a.ArmUnchanged = runstore.Completed, &yes
+			a.State, a.ArmUnchanged = evalctl.Completed, &yes
 			tokens, decode := int64(1000), 20.0
-			a.Measurements = &runstore.Measurements{NativeOutputTokens: &tokens, DecodeSeconds: &decode, TaskSeconds: 40, TimingsSource: "server"}
+			a.Measurements = &evalctl.Measurements{NativeOutputTokens: &tokens, DecodeSeconds: &decode, TaskSeconds: 40, TimingsSource: "server"}
 		}
 		for p, style := range sp.styles {
 			phase := p + 1
@@ -216,14 +217,14 @@ func writeRun(t testing.TB, g regrade.Grader, dir, runID string, specs []attempt
 			if err := runstore.WriteFileAtomic(path, snap.Tar, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			a.Snapshots = append(a.Snapshots, runstore.Snapshot{Phase: phase, File: filepath.Base(path), SHA256: snap.SHA256, Bytes: int64(len(snap.Tar))})
-			term := runstore.TermCompleted
+			a.Snapshots = append(a.Snapshots, evalctl.Snapshot{Phase: phase, File: filepath.Base(path), SHA256: snap.SHA256, Bytes: int64(len(snap.Tar))})
+			term := evalctl.TermCompleted
 			if sp.wallLimit && phase == len(sp.styles) {
-				term = runstore.TermWallTimeLimit
+				term = evalctl.TermWallTimeLimit
 			}
-			a.Turns = append(a.Turns, runstore.Turn{Phase: phase, Termination: term, Seconds: 20, Responses: 3,
-				AgentFinished: term == runstore.TermCompleted, FinalText: term == runstore.TermCompleted,
-				LastTest: &runstore.SelfCheck{Command: "python3 -m pytest tests", Passed: true}})
+			a.Turns = append(a.Turns, evalctl.Turn{Phase: phase, Termination: term, Seconds: 20, Responses: 3,
+				AgentFinished: term == evalctl.TermCompleted, FinalText: term == evalctl.TermCompleted,
+				LastTest: &evalctl.SelfCheck{Command: "python3 -m pytest tests", Passed: true}})
 			if grade {
 				gr, err := g.Grade(context.Background(), s1, c, phase, snap, grader.Labels{Run: runID, Attempt: a.ID})
 				if err != nil {

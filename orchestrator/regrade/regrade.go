@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/sandbox"
@@ -48,7 +49,7 @@ type Record struct {
 
 // Grader grades one answer snapshot; *grader.Grader satisfies it.
 type Grader interface {
-	Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels grader.Labels) (*grader.Grade, error)
+	Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels grader.Labels) (*evalctl.Grade, error)
 }
 
 // Errors callers branch on.
@@ -225,16 +226,16 @@ type job struct {
 	res    *AttemptResult
 	st     *runstore.Store
 	run    *runstore.Run
-	a      *runstore.Attempt
+	a      *evalctl.Attempt
 	c      *tasks.Case
-	phases []runstore.Snapshot // snapshots still to grade
+	phases []evalctl.Snapshot // snapshots still to grade
 }
 
 type runEntry struct {
 	dir string
 	st  *runstore.Store
 	run *runstore.Run
-	as  []*runstore.Attempt
+	as  []*evalctl.Attempt
 }
 
 // Run regrades the completed attempts of the run directories under
@@ -422,7 +423,7 @@ func hashResults(r runEntry, sums map[string]string) error {
 		}
 	}
 	for _, a := range r.as {
-		if a.State != runstore.Completed {
+		if a.State != evalctl.Completed {
 			continue
 		}
 		if err := add(filepath.Join(r.st.AttemptDir(a.ID), runstore.AttemptFile)); err != nil {
@@ -447,10 +448,10 @@ func hashResults(r runEntry, sums map[string]string) error {
 
 // plan fills ar's action for attempts that need no grading and returns the
 // job for those that do.
-func plan(r runEntry, a *runstore.Attempt, s *tasks.Suite, ar *AttemptResult) *job {
+func plan(r runEntry, a *evalctl.Attempt, s *tasks.Suite, ar *AttemptResult) *job {
 	id := s.ID()
 	where := fmt.Sprintf("run %s attempt %s (%s/%s %s)", r.run.ID, a.ID, a.Arm, a.Repeat, a.Case)
-	if a.State != runstore.Completed {
+	if a.State != evalctl.Completed {
 		ar.Action = NotScored
 		ar.Reason = fmt.Sprintf("state %s: no outcome under any suite version", a.State)
 		return nil
@@ -469,14 +470,14 @@ func plan(r runEntry, a *runstore.Attempt, s *tasks.Suite, ar *AttemptResult) *j
 		fail(ar, Refused, fmt.Errorf("%s: completed but records no answer snapshot", where))
 		return nil
 	}
-	var todo []runstore.Snapshot
+	var todo []evalctl.Snapshot
 	have := 0
 	for _, snap := range a.Snapshots {
 		if c.Phase(snap.Phase) == nil {
 			fail(ar, Refused, fmt.Errorf("%s: snapshot of phase %d, but case %s has %d phases under %s", where, snap.Phase, a.Case, len(c.Phases), id))
 			return nil
 		}
-		var old grader.Grade
+		var old evalctl.Grade
 		err := runstore.ReadJSON(r.st.GradePath(a.ID, id, snap.Phase), &old)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
@@ -525,7 +526,7 @@ func gradeAttempt(ctx context.Context, g Grader, s *tasks.Suite, j *job) {
 		}
 		snaps[i] = snap
 	}
-	grades := make([]*grader.Grade, len(j.phases))
+	grades := make([]*evalctl.Grade, len(j.phases))
 	for i, rec := range j.phases {
 		gr, err := g.Grade(ctx, s, j.c, rec.Phase, snaps[i], grader.Labels{Run: j.run.ID, Attempt: j.a.ID})
 		if err != nil {
@@ -555,7 +556,7 @@ func gradeAttempt(ctx context.Context, g Grader, s *tasks.Suite, j *job) {
 // ReadSnapshot reads phase rec.Phase's answer tarball of attempt a and
 // checks it against the record: same file name, same SHA-256. It never
 // returns a snapshot whose bytes differ from what was recorded.
-func ReadSnapshot(st *runstore.Store, a *runstore.Attempt, rec runstore.Snapshot) (*sandbox.Snapshot, error) {
+func ReadSnapshot(st *runstore.Store, a *evalctl.Attempt, rec evalctl.Snapshot) (*sandbox.Snapshot, error) {
 	path := st.SnapshotPath(a.ID, rec.Phase)
 	if rec.File != "" && rec.File != filepath.Base(path) {
 		return nil, fmt.Errorf("record names snapshot file %q, expected %q", rec.File, filepath.Base(path))
@@ -584,15 +585,15 @@ type outcome struct {
 
 // outcomeUnder scores a under suiteID with runstore.ScoreGraded, as the
 // report does: a phase snapshot left ungraded makes the outcome unknown.
-func outcomeUnder(st *runstore.Store, a *runstore.Attempt, suiteID string) (outcome, error) {
-	if a.State != runstore.Completed {
+func outcomeUnder(st *runstore.Store, a *evalctl.Attempt, suiteID string) (outcome, error) {
+	if a.State != evalctl.Completed {
 		return outcome{}, nil
 	}
 	grades, err := st.Grades(a, suiteID)
 	if err != nil {
 		return outcome{}, fmt.Errorf("attempt %s: grades %s: %w", a.ID, suiteID, err)
 	}
-	o, ungraded := runstore.ScoreGraded(a, grades)
+	o, ungraded := evalctl.ScoreGraded(a, grades)
 	if ungraded {
 		return outcome{ungraded: true}, nil
 	}

@@ -9,17 +9,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/report/reporttest"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
-var devSuite = runstore.SuiteRef{Name: "dev", Version: "1.0.0", Fingerprint: "f00d"}
+var devSuite = evalctl.SuiteRef{Name: "dev", Version: "1.0.0", Fingerprint: "f00d"}
 
 // att is a compact attempt spec: a completed one-phase python attempt that
 // is functional and delivered when solved.
-func att(arm, c, repeat string, slot int, state runstore.State, solved bool, tokens int64, decode float64) reporttest.AttemptSpec {
+func att(arm, c, repeat string, slot int, state evalctl.State, solved bool, tokens int64, decode float64) reporttest.AttemptSpec {
 	return reporttest.AttemptSpec{Arm: arm, Case: c, Language: "python", Repeat: repeat, Slot: slot, State: state, Phases: 1,
-		Terminations: []runstore.Termination{runstore.TermCompleted}, Solved: []bool{solved},
+		Terminations: []evalctl.Termination{evalctl.TermCompleted}, Solved: []bool{solved},
 		Tokens: tokens, Decode: decode, Task: decode + 10}
 }
 
@@ -66,13 +66,13 @@ func TestNullsNeverCounted(t *testing.T) {
 	dir := writeRun(t, &reporttest.RunSpec{ID: "nulls", Attempts: []reporttest.AttemptSpec{
 		att("A", "c1", "repeat-1", 0, "", true, 1000, 10),
 		att("B", "c1", "repeat-1", 1, "", true, 3000, 20),
-		att("C", "c1", "repeat-1", 2, runstore.Cancelled, false, 0, 0),
-		att("A", "c1", "repeat-2", 3, runstore.Cancelled, false, 0, 0),
+		att("C", "c1", "repeat-1", 2, evalctl.Cancelled, false, 0, 0),
+		att("A", "c1", "repeat-2", 3, evalctl.Cancelled, false, 0, 0),
 		att("B", "c1", "repeat-2", 4, "", true, 3000, 20),
-		att("A", "c2", "repeat-1", 5, runstore.InfraFailed, false, 0, 0),
+		att("A", "c2", "repeat-1", 5, evalctl.InfraFailed, false, 0, 0),
 		att("B", "c2", "repeat-1", 6, "", true, 3000, 20),
 		att("A", "c2", "repeat-2", 7, "", false, 1000, 30),
-		att("B", "c2", "repeat-2", 8, runstore.Interrupted, false, 0, 0),
+		att("B", "c2", "repeat-2", 8, evalctl.Interrupted, false, 0, 0),
 	}})
 	rep := build(t, []string{dir}, Options{})
 	a, b, c := rep.Arm("A"), rep.Arm("B"), rep.Arm("C")
@@ -341,7 +341,7 @@ func TestMixedRefusedThenFlagged(t *testing.T) {
 	otherImage := base("run-2")
 	otherImage.ImageID = "sha256:img2"
 	otherSuite := base("run-3")
-	otherSuite.Suite = runstore.SuiteRef{Name: "dev", Version: "1.0.0", Fingerprint: "beef"}
+	otherSuite.Suite = evalctl.SuiteRef{Name: "dev", Version: "1.0.0", Fingerprint: "beef"}
 	otherArm := base("run-4")
 	otherArm.Attempts[1].ArmHash = "changed"
 	same := writeRun(t, base("run-5"))

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl"
 )
 
 // Sources of a row's token count and decode seconds.
@@ -34,7 +34,7 @@ type window struct {
 	ok         bool
 }
 
-func attemptWindow(a *runstore.Attempt) window {
+func attemptWindow(a *evalctl.Attempt) window {
 	if d := a.ServerCounters; d != nil {
 		return window{start: d.WindowStart, end: d.WindowEnd, endpoint: d.Endpoint, ok: true}
 	}
@@ -79,7 +79,7 @@ func exclusive(i int, wins []window) bool {
 // to itself, a recorded token sum must equal the delta (a mismatch is
 // shown, never hidden), and an unknown one takes the delta, marked as
 // recovered. Shared windows are neither checked nor used.
-func applyCounters(attempts []*runstore.Attempt, rows []Row) {
+func applyCounters(attempts []*evalctl.Attempt, rows []Row) {
 	wins := make([]window, len(attempts))
 	for i, a := range attempts {
 		wins[i] = attemptWindow(a)

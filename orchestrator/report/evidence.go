@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/evalctl/evalctl/grader"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl"
 )
 
 // Evidence is what a completed attempt's outcome is computed from, carried
@@ -65,8 +64,8 @@ type SelfCheckResult struct {
 }
 
 // newEvidence records what a's outcome under grades is computed from.
-func newEvidence(a *runstore.Attempt, grades []*grader.Grade) *Evidence {
-	if a.State != runstore.Completed {
+func newEvidence(a *evalctl.Attempt, grades []*evalctl.Grade) *Evidence {
+	if a.State != evalctl.Completed {
 		return nil
 	}
 	e := &Evidence{ArmUnchanged: clone(a.ArmUnchanged), Phases: []PhaseEvidence{}, Turns: []TurnEvidence{}}
@@ -122,7 +121,7 @@ func phaseSolved(p PhaseEvidence) bool {
 // evidence contradicts itself or the row's status and booleans.
 func checkEvidence(i int, r *Row) *Difference {
 	field := func(f string) string { return fmt.Sprintf("[%d] (attempt %s).%s", i, r.AttemptID, f) }
-	if r.State != string(runstore.Completed) {
+	if r.State != string(evalctl.Completed) {
 		if r.Evidence != nil {
 			return &Difference{AttemptsJSON, field("evidence"), "null (the attempt never completed)", "evidence"}
 		}
@@ -135,18 +134,18 @@ func checkEvidence(i int, r *Row) *Difference {
 	if e == nil {
 		return &Difference{AttemptsJSON, field("evidence"), "what the outcome is computed from", "null"}
 	}
-	a := &runstore.Attempt{State: runstore.Completed, Language: r.Language, ExpectedTurns: r.ExpectedTurns, ArmUnchanged: e.ArmUnchanged}
+	a := &evalctl.Attempt{State: evalctl.Completed, Language: r.Language, ExpectedTurns: r.ExpectedTurns, ArmUnchanged: e.ArmUnchanged}
 	for _, t := range e.Turns {
-		turn := runstore.Turn{Phase: t.Phase, Termination: runstore.Termination(t.Termination), AgentFinished: t.AgentFinished, FinalText: t.FinalText}
+		turn := evalctl.Turn{Phase: t.Phase, Termination: evalctl.Termination(t.Termination), AgentFinished: t.AgentFinished, FinalText: t.FinalText}
 		if t.LastTest != nil {
-			turn.LastTest = &runstore.SelfCheck{ExitCode: t.LastTest.ExitCode, Passed: t.LastTest.Passed}
+			turn.LastTest = &evalctl.SelfCheck{ExitCode: t.LastTest.ExitCode, Passed: t.LastTest.Passed}
 		}
 		if t.LastTypecheck != nil {
-			turn.LastTypecheck = &runstore.SelfCheck{ExitCode: t.LastTypecheck.ExitCode, Passed: t.LastTypecheck.Passed}
+			turn.LastTypecheck = &evalctl.SelfCheck{ExitCode: t.LastTypecheck.ExitCode, Passed: t.LastTypecheck.Passed}
 		}
 		a.Turns = append(a.Turns, turn)
 	}
-	grades := make([]*grader.Grade, len(e.Phases))
+	grades := make([]*evalctl.Grade, len(e.Phases))
 	for p, ph := range e.Phases {
 		if !ph.Graded {
 			continue
@@ -159,9 +158,9 @@ func checkEvidence(i int, r *Row) *Difference {
 		if want := phaseSolved(ph); want != ph.Solved {
 			return &Difference{AttemptsJSON, field(fmt.Sprintf("evidence.phases[%d].solved", p)), strconv.FormatBool(want), strconv.FormatBool(ph.Solved)}
 		}
-		grades[p] = &grader.Grade{Solved: ph.Solved}
+		grades[p] = &evalctl.Grade{Solved: ph.Solved}
 	}
-	o, ungraded := runstore.ScoreGraded(a, grades)
+	o, ungraded := evalctl.ScoreGraded(a, grades)
 	status, fun, del := Unscored, "null", "null"
 	switch {
 	case ungraded:

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
@@ -65,7 +66,7 @@ func LoadSetup(dirs []string) (*Setup, error) {
 			if missing == 0 {
 				break
 			}
-			var a runstore.Attempt
+			var a evalctl.Attempt
 			if runstore.ReadJSON(filepath.Join(st.AttemptDir(e.Name()), runstore.AttemptFile), &a) != nil || a.Endpoint == nil {
 				continue
 			}

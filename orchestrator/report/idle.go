@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
@@ -95,7 +96,7 @@ func intersect(a, b []span) []span { return minus(a, minus(a, b)) }
 // ComputeEndpointIdle computes a run's endpoint idle share per device from
 // its attempt records and event log. It is nil when no attempt recorded
 // when it released its endpoint (runs from before that was recorded).
-func ComputeEndpointIdle(attempts []*runstore.Attempt, events []runstore.Event) *EndpointIdle {
+func ComputeEndpointIdle(attempts []*evalctl.Attempt, events []runstore.Event) *EndpointIdle {
 	recorded := false
 	for _, a := range attempts {
 		if a.EndpointReleasedAt != nil {

@@ -5,14 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
 func TestComputeEndpointIdle(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	at := func(s float64) *time.Time { v := t0.Add(time.Duration(s * float64(time.Second))); return &v }
-	att := func(id, dev string, start, rel, fin float64, state runstore.State) *runstore.Attempt {
-		a := &runstore.Attempt{ID: id, Device: dev, State: state, StartedAt: at(start), FinishedAt: at(fin)}
+	att := func(id, dev string, start, rel, fin float64, state evalctl.State) *evalctl.Attempt {
+		a := &evalctl.Attempt{ID: id, Device: dev, State: state, StartedAt: at(start), FinishedAt: at(fin)}
 		if rel >= 0 {
 			a.EndpointReleasedAt = at(rel)
 		}
@@ -22,13 +23,13 @@ func TestComputeEndpointIdle(t *testing.T) {
 	// B 20-30 (graded to 40), a rest 30-35, C 35-45 (graded to 50); on
 	// gpu1 D holds 12-14. Session 2 from 1000 (resumed): E on gpu0 holds
 	// 1010-1020, graded to 1030. The time between sessions is no wall time.
-	attempts := []*runstore.Attempt{
-		att("A", "gpu0", 10, 20, 25, runstore.Completed),
-		att("B", "gpu0", 20, 30, 40, runstore.Completed),
-		att("C", "gpu0", 35, 45, 50, runstore.InfraFailed),
-		att("D", "gpu1", 12, 14, 16, runstore.Completed),
-		{ID: "P", Device: "gpu1", State: runstore.Planned},
-		att("E", "gpu0", 1010, 1020, 1030, runstore.Completed),
+	attempts := []*evalctl.Attempt{
+		att("A", "gpu0", 10, 20, 25, evalctl.Completed),
+		att("B", "gpu0", 20, 30, 40, evalctl.Completed),
+		att("C", "gpu0", 35, 45, 50, evalctl.InfraFailed),
+		att("D", "gpu1", 12, 14, 16, evalctl.Completed),
+		{ID: "P", Device: "gpu1", State: evalctl.Planned},
+		att("E", "gpu0", 1010, 1020, 1030, evalctl.Completed),
 	}
 	events := []runstore.Event{
 		{Time: t0, Kind: "registered"},
@@ -69,7 +70,7 @@ func TestComputeEndpointIdle(t *testing.T) {
 
 	// An attempt the runner stopped during has no release: its device's
 	// figures are unknown and say why, the other device's stand.
-	killed := att("F", "gpu1", 46, -1, -1, runstore.Interrupted)
+	killed := att("F", "gpu1", 46, -1, -1, evalctl.Interrupted)
 	killed.FinishedAt = nil
 	g := ComputeEndpointIdle(append(attempts[:4:4], killed), events)
 	for _, d := range g.Devices {
@@ -86,8 +87,8 @@ func TestComputeEndpointIdle(t *testing.T) {
 	}
 
 	// Runs from before releases were recorded get nothing.
-	old := att("A", "gpu0", 10, -1, 25, runstore.Completed)
-	if g := ComputeEndpointIdle([]*runstore.Attempt{old}, events); g != nil {
+	old := att("A", "gpu0", 10, -1, 25, evalctl.Completed)
+	if g := ComputeEndpointIdle([]*evalctl.Attempt{old}, events); g != nil {
 		t.Errorf("old run: %+v", g)
 	}
 	if _, _, err := runstore.ParseRest("yesterday"); err == nil {

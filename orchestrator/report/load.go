@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
@@ -20,13 +20,13 @@ import (
 type RunInfo struct {
 	ID string `json:"id"`
 	// Name is the plan's name (empty for runs made before runs had one).
-	Name           string            `json:"name,omitempty"`
-	Kind           string            `json:"kind"`
-	CreatedAt      time.Time         `json:"created_at"`
-	PlanSHA256     string            `json:"plan_sha256"`
-	Suite          runstore.SuiteRef `json:"suite"`
-	ImageID        string            `json:"image_id"`
-	EvalctlVersion string            `json:"evalctl_version"`
+	Name           string           `json:"name,omitempty"`
+	Kind           string           `json:"kind"`
+	CreatedAt      time.Time        `json:"created_at"`
+	PlanSHA256     string           `json:"plan_sha256"`
+	Suite          evalctl.SuiteRef `json:"suite"`
+	ImageID        string           `json:"image_id"`
+	EvalctlVersion string           `json:"evalctl_version"`
 	// GradedSuite is the suite id ("name@version") outcomes were read under.
 	GradedSuite string `json:"graded_suite"`
 	// ArmOrder is the run's arms in plan order (empty for runs registered
@@ -125,14 +125,14 @@ func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, erro
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			var grades []*grader.Grade
-			if a.State == runstore.Completed {
+			var grades []*evalctl.Grade
+			if a.State == evalctl.Completed {
 				grades, err = st.Grades(a, info.GradedSuite)
 				if err != nil {
 					return nil, fmt.Errorf("run %s attempt %s: grades %s: %w", dir, a.ID, info.GradedSuite, err)
 				}
 			}
-			if a.State != runstore.Planned {
+			if a.State != evalctl.Planned {
 				d, err := attemptDigest(a)
 				if err != nil {
 					return nil, err
@@ -161,7 +161,7 @@ var ErrDuplicateAttempt = errors.New("duplicate attempt")
 // attemptDigest is the SHA-256 of the attempt record's JSON with its run id
 // blanked: the id, start and finish times and measurements make it unique
 // to one real attempt.
-func attemptDigest(a *runstore.Attempt) (string, error) {
+func attemptDigest(a *evalctl.Attempt) (string, error) {
 	c := *a
 	c.RunID = ""
 	data, err := json.Marshal(&c)
@@ -176,7 +176,7 @@ func attemptDigest(a *runstore.Attempt) (string, error) {
 // answer snapshot, nil where missing) into a row. A completed attempt with a
 // snapshot left ungraded under suiteID is Ungraded: its outcome is unknown,
 // not failed.
-func NewRow(a *runstore.Attempt, suiteID string, grades []*grader.Grade) Row {
+func NewRow(a *evalctl.Attempt, suiteID string, grades []*evalctl.Grade) Row {
 	r := Row{
 		RunID: a.RunID, AttemptID: a.ID, Slot: a.Slot, Arm: a.Arm, ArmHash: a.ArmHash,
 		Case: a.Case, Language: a.Language, Repeat: a.Repeat, Seed: a.Seed,
@@ -187,7 +187,7 @@ func NewRow(a *runstore.Attempt, suiteID string, grades []*grader.Grade) Row {
 		s := a.ReplacementOf
 		r.ReplacementOf = &s
 	}
-	if a.State != runstore.Completed {
+	if a.State != evalctl.Completed {
 		return r
 	}
 	n := len(a.Turns)
@@ -221,7 +221,7 @@ func NewRow(a *runstore.Attempt, suiteID string, grades []*grader.Grade) Row {
 		s, n := in.Strategy, int64(in.InputTokens)
 		r.InputStrategy, r.InputTokens = &s, &n
 	}
-	o, ungraded := runstore.ScoreGraded(a, grades)
+	o, ungraded := evalctl.ScoreGraded(a, grades)
 	if ungraded {
 		r.Status = Ungraded
 		return r

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
@@ -78,7 +79,7 @@ func LoadRerun(dir string) (*RerunSideBySide, error) {
 		return nil, fmt.Errorf("%s: %w", dir, ErrNotRerun)
 	}
 	out := &RerunSideBySide{Label: p.Rerun.Label, Changes: p.Rerun.Changes}
-	orig, err := summarizeAttempt(p.Rerun.OriginalRunDir, func(as []*runstore.Attempt) *runstore.Attempt {
+	orig, err := summarizeAttempt(p.Rerun.OriginalRunDir, func(as []*evalctl.Attempt) *evalctl.Attempt {
 		for _, a := range as {
 			if a.ID == p.Rerun.OriginalAttemptID {
 				return a
@@ -89,10 +90,10 @@ func LoadRerun(dir string) (*RerunSideBySide, error) {
 	if err != nil {
 		return nil, fmt.Errorf("original of rerun %s: %w", dir, err)
 	}
-	re, err := summarizeAttempt(dir, func(as []*runstore.Attempt) *runstore.Attempt {
+	re, err := summarizeAttempt(dir, func(as []*evalctl.Attempt) *evalctl.Attempt {
 		// The one slot's latest record: a replacement follows what it
 		// replaces.
-		var last *runstore.Attempt
+		var last *evalctl.Attempt
 		for _, a := range as {
 			if last == nil || a.ReplacementOf == last.ID {
 				last = a
@@ -107,7 +108,7 @@ func LoadRerun(dir string) (*RerunSideBySide, error) {
 	return out, nil
 }
 
-func summarizeAttempt(dir string, pick func([]*runstore.Attempt) *runstore.Attempt) (*AttemptSummary, error) {
+func summarizeAttempt(dir string, pick func([]*evalctl.Attempt) *evalctl.Attempt) (*AttemptSummary, error) {
 	st, err := runstore.Open(dir)
 	if err != nil {
 		return nil, err
@@ -143,7 +144,7 @@ func summarizeAttempt(dir string, pick func([]*runstore.Attempt) *runstore.Attem
 		}
 		s.LongestResponseTokens = m.MaxResponseTokens
 	}
-	if s.LongestResponseTokens == nil && a.State == runstore.Completed {
+	if s.LongestResponseTokens == nil && a.State == evalctl.Completed {
 		s.LongestResponseTokens, err = longestFromTranscript(filepath.Join(st.AttemptDir(a.ID), runstore.TranscriptFile))
 		if err != nil {
 			return nil, err

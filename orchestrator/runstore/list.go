@@ -1,3 +1,7 @@
+// Package runstore keeps everything a run produces on disk: the registered
+// plan, one record per attempt, transcripts, answer snapshots and grades.
+// Records are JSON written atomically; a finished attempt is never rewritten
+// and a grade is never replaced, only added beside others.
 package runstore
 
 import (
@@ -15,6 +19,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/evalctl/evalctl"
 	"github.com/gofrs/flock"
 )
 
@@ -298,10 +303,10 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 				continue
 			}
 			switch a.State {
-			case Completed:
+			case evalctl.Completed:
 				scored++
 				ended++
-			case Cancelled, InfraFailed:
+			case evalctl.Cancelled, evalctl.InfraFailed:
 				ended++
 			}
 		}
@@ -311,7 +316,7 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 	replaced := map[string]bool{}
 	for _, e := range events {
 		switch e.Kind {
-		case string(Completed), string(Cancelled), string(InfraFailed), string(Interrupted), "start":
+		case string(evalctl.Completed), string(evalctl.Cancelled), string(evalctl.InfraFailed), string(evalctl.Interrupted), "start":
 			last[e.Attempt] = e.Kind
 		case "replace_infra":
 			if old, ok := strings.CutPrefix(e.Detail, "replaces "); ok {
@@ -324,10 +329,10 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 			continue
 		}
 		switch k {
-		case string(Completed):
+		case string(evalctl.Completed):
 			scored++
 			ended++
-		case string(Cancelled), string(InfraFailed):
+		case string(evalctl.Cancelled), string(evalctl.InfraFailed):
 			ended++
 		}
 	}

@@ -2,6 +2,7 @@ package runstore
 
 import (
 	"fmt"
+	"github.com/evalctl/evalctl"
 	"os"
 	"path/filepath"
 	"testing"
@@ -49,7 +50,7 @@ func writeBenchRun(b *testing.B, root string, i int) {
 		b.Fatal(err)
 	}
 	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)
-	if err := WriteJSON(st.Path(RunFile), &Run{ID: id, Name: plan["name"].(string), CreatedAt: created, Kind: "cohort", Suite: SuiteRef{Name: "dev", Version: "1.0.0"}}); err != nil {
+	if err := WriteJSON(st.Path(RunFile), &Run{ID: id, Name: plan["name"].(string), CreatedAt: created, Kind: "cohort", Suite: evalctl.SuiteRef{Name: "dev", Version: "1.0.0"}}); err != nil {
 		b.Fatal(err)
 	}
 	f, err := os.Create(st.Path(EventsFile))

@@ -17,7 +17,7 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl"
 )
 
 // Layout of a run directory:
@@ -55,10 +55,10 @@ type Run struct {
 	Name      string    `json:"name,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	// PlanSHA256 is the SHA-256 of plan.json as written.
-	PlanSHA256     string   `json:"plan_sha256"`
-	Suite          SuiteRef `json:"suite"`
-	ImageID        string   `json:"image_id"`
-	EvalctlVersion string   `json:"evalctl_version"`
+	PlanSHA256     string           `json:"plan_sha256"`
+	Suite          evalctl.SuiteRef `json:"suite"`
+	ImageID        string           `json:"image_id"`
+	EvalctlVersion string           `json:"evalctl_version"`
 	// Kind is "cohort" or "screen".
 	Kind string `json:"kind"`
 	// ArmHashes maps each arm of a cohort to the SHA-256 of its registered
@@ -88,10 +88,10 @@ type ArmIdentity struct {
 
 // EndpointCheck is one endpoint's preflight: who answered for which arm.
 type EndpointCheck struct {
-	Arm     string        `json:"arm"`
-	BaseURL string        `json:"base_url"`
-	Device  string        `json:"device,omitempty"`
-	Info    *EndpointInfo `json:"info"`
+	Arm     string                `json:"arm"`
+	BaseURL string                `json:"base_url"`
+	Device  string                `json:"device,omitempty"`
+	Info    *evalctl.EndpointInfo `json:"info"`
 	// Seconds is how long the check took.
 	Seconds float64 `json:"seconds"`
 }
@@ -172,7 +172,7 @@ func (s *Store) ReadRun() (*Run, error) {
 func (s *Store) AttemptDir(id string) string { return s.Path(AttemptsDir, id) }
 
 // WriteAttempt writes an attempt record atomically.
-func (s *Store) WriteAttempt(a *Attempt) error {
+func (s *Store) WriteAttempt(a *evalctl.Attempt) error {
 	if err := os.MkdirAll(s.AttemptDir(a.ID), 0o755); err != nil {
 		return err
 	}
@@ -181,17 +181,17 @@ func (s *Store) WriteAttempt(a *Attempt) error {
 
 // Attempts reads every attempt record, ordered by slot and then by start
 // time (a replacement after its predecessor).
-func (s *Store) Attempts() ([]*Attempt, error) {
+func (s *Store) Attempts() ([]*evalctl.Attempt, error) {
 	entries, err := os.ReadDir(s.Path(AttemptsDir))
 	if err != nil {
 		return nil, fmt.Errorf("read attempts of %s: %w", s.Dir, err)
 	}
-	var out []*Attempt
+	var out []*evalctl.Attempt
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
-		var a Attempt
+		var a evalctl.Attempt
 		if err := ReadJSON(filepath.Join(s.AttemptDir(e.Name()), AttemptFile), &a); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				continue // created, never recorded: nothing to lose
@@ -221,7 +221,7 @@ func (s *Store) GradePath(attemptID, suiteID string, phase int) string {
 
 // WriteGrade stores a grade. It refuses to replace an existing one: grades
 // are added beside each other, never rewritten.
-func (s *Store) WriteGrade(attemptID string, g *grader.Grade) error {
+func (s *Store) WriteGrade(attemptID string, g *evalctl.Grade) error {
 	p := s.GradePath(attemptID, g.Suite+"@"+g.SuiteVersion, g.Phase)
 	if _, err := os.Stat(p); err == nil {
 		return fmt.Errorf("write grade %s: %w", p, os.ErrExist)
@@ -234,10 +234,10 @@ func (s *Store) WriteGrade(attemptID string, g *grader.Grade) error {
 
 // Grades returns the grades of an attempt under suiteID ("name@version"),
 // index i holding phase i+1 (nil where a phase has no grade).
-func (s *Store) Grades(a *Attempt, suiteID string) ([]*grader.Grade, error) {
-	var out []*grader.Grade
+func (s *Store) Grades(a *evalctl.Attempt, suiteID string) ([]*evalctl.Grade, error) {
+	var out []*evalctl.Grade
 	for _, snap := range a.Snapshots {
-		var g grader.Grade
+		var g evalctl.Grade
 		err := ReadJSON(s.GradePath(a.ID, suiteID, snap.Phase), &g)
 		switch {
 		case errors.Is(err, os.ErrNotExist):

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
@@ -72,7 +73,7 @@ func (s *Server) Identity(ctx context.Context, cache *HashCache) (*Identity, err
 			id.Missing = append(id.Missing, fmt.Sprintf("props: %v", err))
 		} else {
 			id.Props = props
-			id.BuildInfo, id.ModelPath, id.ContextSize = runstore.PropsFields(props)
+			id.BuildInfo, id.ModelPath, id.ContextSize = evalctl.PropsFields(props)
 		}
 	}
 	if models, err := c.get(cctx, "/v1/models"); err != nil {

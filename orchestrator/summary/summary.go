@@ -22,6 +22,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
@@ -445,7 +446,7 @@ func (doc *Document) addRegrades(ctx context.Context, dir string, st *runstore.S
 	if err != nil {
 		return fmt.Errorf("summarize %s: %w", dir, err)
 	}
-	byID := map[string]*runstore.Attempt{}
+	byID := map[string]*evalctl.Attempt{}
 	for _, a := range attempts {
 		byID[a.ID] = a
 	}

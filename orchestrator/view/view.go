@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/inspect"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
@@ -299,9 +300,9 @@ func (s *Server) build(ctx context.Context, dirs []string, opts report.Options) 
 // ArmInfo is an arm's registered settings and the identity of the server
 // its first attempt with one ran against.
 type ArmInfo struct {
-	Name     string                 `json:"name"`
-	Settings json.RawMessage        `json:"settings"`
-	Endpoint *runstore.EndpointInfo `json:"endpoint"`
+	Name     string                `json:"name"`
+	Settings json.RawMessage       `json:"settings"`
+	Endpoint *evalctl.EndpointInfo `json:"endpoint"`
 	// Server is the identity file of a server evalctl started for the arm.
 	Server string `json:"server,omitempty"`
 }
@@ -341,7 +342,7 @@ func (s *Server) arms(w http.ResponseWriter, r *http.Request) {
 			if missing == 0 {
 				break
 			}
-			var a runstore.Attempt
+			var a evalctl.Attempt
 			if runstore.ReadJSON(filepath.Join(st.AttemptDir(e.Name()), runstore.AttemptFile), &a) != nil || a.Endpoint == nil {
 				continue
 			}

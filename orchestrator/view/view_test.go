@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
@@ -309,9 +310,9 @@ func TestViewerUpdatesRunningRun(t *testing.T) {
 	if err := os.Rename(filepath.Join(adir, "grades"), grades); err != nil {
 		t.Fatal(err)
 	}
-	var a runstore.Attempt
+	var a evalctl.Attempt
 	json.Unmarshal(final, &a)
-	a.State, a.Turns, a.Snapshots, a.Measurements, a.FinishedAt = runstore.Running, nil, nil, nil, nil
+	a.State, a.Turns, a.Snapshots, a.Measurements, a.FinishedAt = evalctl.Running, nil, nil, nil, nil
 	if err := runstore.WriteJSON(filepath.Join(adir, "attempt.json"), &a); err != nil {
 		t.Fatal(err)
 	}

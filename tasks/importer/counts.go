@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
@@ -15,7 +16,7 @@ import (
 
 // Grader grades an answer; *grader.Grader satisfies it.
 type Grader interface {
-	Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels grader.Labels) (*grader.Grade, error)
+	Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels grader.Labels) (*evalctl.Grade, error)
 }
 
 // FillCounts grades the reference of every exercise Write laid out in out

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl"
 )
 
 // ArmTotals are an arm's exact pooled totals: Tokens, and Decode and Task
@@ -43,7 +43,7 @@ const SweepRegrade = "2.0.2"
 func Sweep() *RunSpec {
 	spec := &RunSpec{
 		ID:      "mtp-depth-sweep",
-		Suite:   runstore.SuiteRef{Name: "dev", Version: "1.0.0", Fingerprint: hashOf("suite dev@1.0.0")},
+		Suite:   evalctl.SuiteRef{Name: "dev", Version: "1.0.0", Fingerprint: hashOf("suite dev@1.0.0")},
 		ImageID: "sha256:" + hashOf("image evalctl-sandbox:1"),
 	}
 	rng := rand.NewPCG(8, 194259)
@@ -57,10 +57,10 @@ func Sweep() *RunSpec {
 			arm := SweepTotals[(3*k+ci)%len(SweepTotals)].Arm
 			as := AttemptSpec{Arm: arm, Case: c.name, Language: c.lang, Repeat: "repeat-1", Seed: 1001, Slot: slot, Phases: c.phases}
 			as.Solved = make([]bool, c.phases)
-			as.Terminations = make([]runstore.Termination, c.phases)
+			as.Terminations = make([]evalctl.Termination, c.phases)
 			for p := range as.Solved {
 				as.Solved[p] = c.name != "ledger"
-				as.Terminations[p] = runstore.TermCompleted
+				as.Terminations[p] = evalctl.TermCompleted
 			}
 			if arm == "mtp4" {
 				all := make([]bool, c.phases)

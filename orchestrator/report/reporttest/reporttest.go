@@ -18,7 +18,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
@@ -28,7 +28,7 @@ type RunSpec struct {
 	// Name is the plan's name recorded in run.json (none when empty).
 	Name      string
 	CreatedAt time.Time
-	Suite     runstore.SuiteRef
+	Suite     evalctl.SuiteRef
 	ImageID   string
 	Attempts  []AttemptSpec
 	// PlanSweeps, when set, is written as plan.json's "sweeps" (the
@@ -46,7 +46,7 @@ type AttemptSpec struct {
 	Slot    int
 	Seed    int64
 	// State defaults to completed.
-	State runstore.State
+	State evalctl.State
 	// Replaces marks a rerun of an infra-failed attempt; ReplacementOf is
 	// then the index in RunSpec.Attempts of the attempt it replaces.
 	Replaces      bool
@@ -54,7 +54,7 @@ type AttemptSpec struct {
 	// Terminations holds each turn's termination; len is the number of
 	// turns. Phases is the expected number of turns.
 	Phases       int
-	Terminations []runstore.Termination
+	Terminations []evalctl.Termination
 	// SelfTestFailed makes the agent's last own test run fail.
 	SelfTestFailed bool
 	// Solved holds each phase grade's verdict; nil writes no grades.
@@ -117,7 +117,7 @@ func Write(dir string, spec *RunSpec) error {
 			return err
 		}
 		as := &spec.Attempts[i]
-		write := func(suite runstore.SuiteRef, solved []bool) error {
+		write := func(suite evalctl.SuiteRef, solved []bool) error {
 			for p, ok := range solved {
 				g := buildGrade(spec, as, suite, p+1, ok, created)
 				if err := writeJSON(st.GradePath(a.ID, g.Suite+"@"+g.SuiteVersion, g.Phase), g); err != nil {
@@ -126,12 +126,12 @@ func Write(dir string, spec *RunSpec) error {
 			}
 			return nil
 		}
-		if as.State == "" || as.State == runstore.Completed {
+		if as.State == "" || as.State == evalctl.Completed {
 			if err := write(spec.Suite, as.Solved); err != nil {
 				return err
 			}
 			for _, v := range sortedKeys(as.Regrades) {
-				ref := runstore.SuiteRef{Name: spec.Suite.Name, Version: v, Fingerprint: hashOf(spec.Suite.Name + "@" + v)}
+				ref := evalctl.SuiteRef{Name: spec.Suite.Name, Version: v, Fingerprint: hashOf(spec.Suite.Name + "@" + v)}
 				if err := write(ref, as.Regrades[v]); err != nil {
 					return err
 				}
@@ -179,11 +179,11 @@ func planEntries(spec *RunSpec) []map[string]any {
 	return out
 }
 
-func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *runstore.Attempt {
+func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *evalctl.Attempt {
 	as := &spec.Attempts[i]
 	state := as.State
 	if state == "" {
-		state = runstore.Completed
+		state = evalctl.Completed
 	}
 	armHash := as.ArmHash
 	if armHash == "" {
@@ -193,19 +193,19 @@ func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *runsto
 	if img == "" {
 		img = spec.ImageID
 	}
-	a := &runstore.Attempt{
+	a := &evalctl.Attempt{
 		ID: ids[i], RunID: spec.ID, Slot: as.Slot, Arm: as.Arm, ArmHash: armHash, Case: as.Case,
 		Language: as.Language, Repeat: as.Repeat, Seed: as.Seed, State: state, Suite: spec.Suite,
 		ImageID: img, EvalctlVersion: "devel-fixture", ExpectedTurns: as.Phases,
-		Turns: []runstore.Turn{}, Snapshots: []runstore.Snapshot{},
+		Turns: []evalctl.Turn{}, Snapshots: []evalctl.Snapshot{},
 	}
 	if as.Replaces {
 		a.ReplacementOf = ids[as.ReplacementOf]
 	}
 	start := created.Add(time.Duration(i) * time.Minute)
 	switch state {
-	case runstore.Completed:
-	case runstore.InfraFailed:
+	case evalctl.Completed:
+	case evalctl.InfraFailed:
 		a.StartedAt = &start
 		a.Error = "sandbox: start container: context deadline exceeded"
 		return a
@@ -218,7 +218,7 @@ func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *runsto
 	a.ArmUnchanged = &unchanged
 	n := len(as.Terminations)
 	for t, term := range as.Terminations {
-		ok := term == runstore.TermCompleted
+		ok := term == evalctl.TermCompleted
 		secs := as.Task
 		if n > 1 {
 			// Turn seconds split the task time; only the attempt's
@@ -230,23 +230,23 @@ func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *runsto
 				secs = as.Task - first
 			}
 		}
-		turn := runstore.Turn{
+		turn := evalctl.Turn{
 			Phase: t + 1, Termination: term, Seconds: secs,
 			ToolCalls: map[string]int{"run": 6, "read_file": 4, "write_file": 3}, Responses: 14,
 			FinishReasons: []string{"tool_calls", "stop"}, AgentFinished: ok, FinalText: ok,
-			LastTest: &runstore.SelfCheck{Command: "pytest -q", ExitCode: 0, Passed: !as.SelfTestFailed},
+			LastTest: &evalctl.SelfCheck{Command: "pytest -q", ExitCode: 0, Passed: !as.SelfTestFailed},
 		}
 		if as.SelfTestFailed {
 			turn.LastTest.ExitCode = 1
 		}
 		if as.Language == "typescript" {
 			turn.LastTest.Command = "npm test"
-			turn.LastTypecheck = &runstore.SelfCheck{Command: "npx tsc --noEmit", Passed: true}
+			turn.LastTypecheck = &evalctl.SelfCheck{Command: "npx tsc --noEmit", Passed: true}
 		}
 		a.Turns = append(a.Turns, turn)
 	}
 	for p := 1; p <= n; p++ {
-		a.Snapshots = append(a.Snapshots, runstore.Snapshot{Phase: p, File: fmt.Sprintf("phase-%d.tar", p),
+		a.Snapshots = append(a.Snapshots, evalctl.Snapshot{Phase: p, File: fmt.Sprintf("phase-%d.tar", p),
 			SHA256: hashOf(fmt.Sprintf("%s/%d", a.ID, p)), Bytes: 20480})
 	}
 	prompt, promptSec, cached, maxSeq := as.Tokens*9, as.Decode/20, as.Tokens*8, int64(24000)+as.Tokens%9000
@@ -261,7 +261,7 @@ func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *runsto
 	if source == "" {
 		source = "server"
 	}
-	a.Measurements = &runstore.Measurements{
+	a.Measurements = &evalctl.Measurements{
 		NativeOutputTokens: tokens, DecodeSeconds: decode, TaskSeconds: as.Task,
 		PromptTokens: &prompt, PromptSeconds: &promptSec, CachedTokens: &cached,
 		ToolCalls: 13 * n, ToolErrors: 1, Responses: 14 * n, MaxSequenceTokens: &maxSeq,
@@ -271,12 +271,12 @@ func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *runsto
 	return a
 }
 
-func buildGrade(spec *RunSpec, as *AttemptSpec, suite runstore.SuiteRef, phase int, solved bool, created time.Time) *grader.Grade {
+func buildGrade(spec *RunSpec, as *AttemptSpec, suite evalctl.SuiteRef, phase int, solved bool, created time.Time) *evalctl.Grade {
 	groups := []string{"acceptance", "regression", "public", "syntax"}
 	if as.Language == "typescript" {
 		groups = []string{"acceptance", "regression", "public", "typecheck", "consumer_typecheck"}
 	}
-	g := &grader.Grade{
+	g := &evalctl.Grade{
 		Suite: suite.Name, SuiteVersion: suite.Version, SuiteFingerprint: suite.Fingerprint,
 		Case: as.Case, Phase: phase, SnapshotSHA256: hashOf(fmt.Sprintf("%s/%d", as.Case, phase)),
 		ImageID: spec.ImageID, ProtectedChanges: []string{}, MissingStarterFiles: []string{},
@@ -288,7 +288,7 @@ func buildGrade(spec *RunSpec, as *AttemptSpec, suite runstore.SuiteRef, phase i
 		g.ProtectedChangesCount = 1
 	}
 	for _, name := range groups {
-		gr := grader.GroupResult{Name: name, Required: true, Passed: 13, Total: 13, Success: true, Seconds: 1.5}
+		gr := evalctl.GroupResult{Name: name, Required: true, Passed: 13, Total: 13, Success: true, Seconds: 1.5}
 		if name == "acceptance" && !solved && !protected {
 			gr.Passed, gr.Failed, gr.Success, gr.ExitCode = 12, 1, false, 1
 			gr.FailedTests = []string{"test_acceptance::test_read_error"}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl"
 )
 
 // SeedTotals are the per-arm figures of the seed results file's
@@ -39,7 +39,7 @@ var seedCases = []seedCase{
 // pass.
 type seedOutcome struct {
 	solved       []bool
-	terminations []runstore.Termination
+	terminations []evalctl.Termination
 	protected    bool
 }
 
@@ -48,9 +48,9 @@ var seedDepartures = map[string]seedOutcome{
 	"candidate/ledger/repeat-1":    {solved: []bool{false}},
 	"candidate/scheduler/repeat-3": {solved: []bool{true, false}},
 	// current_iq3: 22 functional, 21 delivered.
-	"current_iq3/ledger/repeat-1": {solved: []bool{false}, terminations: []runstore.Termination{runstore.TermOutputTruncated}},
+	"current_iq3/ledger/repeat-1": {solved: []bool{false}, terminations: []evalctl.Termination{evalctl.TermOutputTruncated}},
 	"current_iq3/router/repeat-2": {solved: []bool{false}, protected: true},
-	"current_iq3/wallet/repeat-3": {solved: []bool{true, true}, terminations: []runstore.Termination{runstore.TermCompleted, runstore.TermWallTimeLimit}},
+	"current_iq3/wallet/repeat-3": {solved: []bool{true, true}, terminations: []evalctl.Termination{evalctl.TermCompleted, evalctl.TermWallTimeLimit}},
 	// original_q4: 23 functional, 23 delivered.
 	"original_q4/ledger/repeat-2": {solved: []bool{false}},
 }
@@ -63,7 +63,7 @@ var seedDepartures = map[string]seedOutcome{
 func Seed() *RunSpec {
 	spec := &RunSpec{
 		ID:      "dev24-quant",
-		Suite:   runstore.SuiteRef{Name: "dev", Version: "1.0.0", Fingerprint: hashOf("suite dev@1.0.0")},
+		Suite:   evalctl.SuiteRef{Name: "dev", Version: "1.0.0", Fingerprint: hashOf("suite dev@1.0.0")},
 		ImageID: "sha256:" + hashOf("image evalctl-sandbox:1"),
 	}
 	rng := rand.NewPCG(24, 630817)
@@ -78,7 +78,7 @@ func Seed() *RunSpec {
 					Slot: slot, Phases: c.phases}
 				if slot == 0 {
 					failed := as
-					failed.State = runstore.InfraFailed
+					failed.State = evalctl.InfraFailed
 					spec.Attempts = append(spec.Attempts, failed)
 					as.Replaces, as.ReplacementOf = true, len(spec.Attempts)-1
 				}
@@ -86,9 +86,9 @@ func Seed() *RunSpec {
 				for p := range as.Solved {
 					as.Solved[p] = true
 				}
-				as.Terminations = make([]runstore.Termination, c.phases)
+				as.Terminations = make([]evalctl.Termination, c.phases)
 				for p := range as.Terminations {
-					as.Terminations[p] = runstore.TermCompleted
+					as.Terminations[p] = evalctl.TermCompleted
 				}
 				if d, ok := seedDepartures[arm+"/"+c.name+"/"+repeat]; ok {
 					as.Solved, as.ProtectedChange = d.solved, d.protected
@@ -185,7 +185,7 @@ func Synthetic(cfg SyntheticSpec) *RunSpec {
 	}
 	spec := &RunSpec{
 		ID:      fmt.Sprintf("synthetic-%d", cfg.Attempts),
-		Suite:   runstore.SuiteRef{Name: "dev", Version: "1.0.0", Fingerprint: hashOf("suite dev@1.0.0")},
+		Suite:   evalctl.SuiteRef{Name: "dev", Version: "1.0.0", Fingerprint: hashOf("suite dev@1.0.0")},
 		ImageID: "sha256:" + hashOf("image evalctl-sandbox:1"),
 	}
 	rng := rand.NewPCG(cfg.Seed, 7)
@@ -204,18 +204,18 @@ func Synthetic(cfg SyntheticSpec) *RunSpec {
 			Seed: int64(1001 * (r + 1)), Slot: i, Phases: phases}
 		if pick(rng, 100) == 0 && len(spec.Attempts)+1 < cfg.Attempts {
 			failed := as
-			failed.State = runstore.InfraFailed
+			failed.State = evalctl.InfraFailed
 			spec.Attempts = append(spec.Attempts, failed)
 			as.Replaces, as.ReplacementOf = true, len(spec.Attempts)-1
 		}
 		as.Solved = make([]bool, phases)
-		as.Terminations = make([]runstore.Termination, phases)
+		as.Terminations = make([]evalctl.Termination, phases)
 		for p := 0; p < phases; p++ {
 			as.Solved[p] = pick(rng, 100) < 92
-			as.Terminations[p] = runstore.TermCompleted
+			as.Terminations[p] = evalctl.TermCompleted
 		}
 		if pick(rng, 20) == 0 {
-			as.Terminations[phases-1] = runstore.TermWallTimeLimit
+			as.Terminations[phases-1] = evalctl.TermWallTimeLimit
 		}
 		as.Tokens = int64(8000 + pick(rng, 40000))
 		as.Decode = float64(int64(float64(as.Tokens)/uniform(rng, 30, 65)*1000)) / 1000

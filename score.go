@@ -1,8 +1,4 @@
-package runstore
-
-import (
-	"github.com/evalctl/evalctl/grader"
-)
+package evalctl
 
 // Score computes an attempt's outcome under one suite version from its turns
 // and the grades of its phase snapshots (grades[i] is phase i+1's grade; a
@@ -16,7 +12,7 @@ import (
 //
 // A completed attempt whose arm_unchanged is unknown (null) is not scored
 // either: functional needs it, so its outcome is unknown, never false.
-func Score(a *Attempt, grades []*grader.Grade) *Outcome {
+func Score(a *Attempt, grades []*Grade) *Outcome {
 	if a.State != Completed || a.ArmUnchanged == nil {
 		return nil
 	}
@@ -51,7 +47,7 @@ func Score(a *Attempt, grades []*grader.Grade) *Outcome {
 // completed attempt with a phase snapshot not graded under the suite version
 // asked for has an unknown outcome, ungraded, never a failure; only an
 // attempt graded in full is scored.
-func ScoreGraded(a *Attempt, grades []*grader.Grade) (o *Outcome, ungraded bool) {
+func ScoreGraded(a *Attempt, grades []*Grade) (o *Outcome, ungraded bool) {
 	if a.State != Completed {
 		return nil, false
 	}

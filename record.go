@@ -1,8 +1,4 @@
-// Package runstore keeps everything a run produces on disk: the registered
-// plan, one record per attempt, transcripts, answer snapshots and grades.
-// Records are JSON written atomically; a finished attempt is never rewritten
-// and a grade is never replaced, only added beside others.
-package runstore
+package evalctl
 
 import (
 	"time"

@@ -1,6 +1,8 @@
-package grader
+package evalctl
 
-import "time"
+import (
+	"time"
+)
 
 // Grade is the verdict on one answer snapshot for one case phase under one
 // suite version. It is stored as JSON beside the attempt, keyed by suite
