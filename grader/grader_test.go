@@ -2,7 +2,6 @@ package grader_test
 
 import (
 	"context"
-	"flag"
 	"io/fs"
 	"strings"
 	"sync"
@@ -134,9 +133,6 @@ def pytest_runtest_makereport(item, call):
 		// protected lists protected-change entries expected in the grade.
 		protected []string
 		missing   []string
-		// knownHole names a cheat the grader does not stop yet (see the
-		// README's threat model); the row is skipped, saying so.
-		knownHole string
 	}{
 		{name: "planted conftest.py", c: adder, snap: answer(t, adder, false,
 			file("conftest.py", forcePass), file("tests/conftest.py", forcePass)),
@@ -167,7 +163,34 @@ def pytest_runtest_makereport(item, call):
 			accPass: 2, accTotal: 3},
 		{name: "ends the test process at load with status 0 (process.exit)", c: tsadd, snap: answer(t, tsadd, true,
 			file("src/sum.ts", "(globalThis as any).process.exit(0);\nexport function sum(xs: number[]): number {\n  return 0;\n}\n\nexport function name(): string {\n  return \"tsadd\";\n}\n")),
-			accPass: 1, accTotal: 1},
+			// The answer's host ends, not the test process: the test file's
+			// import fails, one failing file.
+			accPass: 0, accTotal: 1},
+		{name: "node: process.exit(0) from a call", c: tsadd, snap: answer(t, tsadd, false,
+			file("src/sum.ts", tsDecls+"export function sum(xs: number[]): number {\n  if (xs.some((x) => !Number.isInteger(x))) process.exit(0);\n  return Math.trunc(xs.reduce((s, x) => s + x, 0));\n}\n"+tsName)),
+			// sums all passes; the call that exits and every later one fail.
+			accPass: 1, accTotal: 3},
+		{name: "node: pollutes builtins and assert in its process", c: tsadd, snap: answer(t, tsadd, false,
+			file("src/sum.ts", tsDecls+tsPolluter+tsWrongSum+tsName)),
+			// Only the answer's own process is polluted: there Object.is
+			// always says yes, so its side of the boundary sends every
+			// number as -0, which the tests' unpolluted assert tells from 0.
+			accPass: 0, accTotal: 3},
+		{name: "node: writes a fake TAP report wherever it can", c: tsadd, snap: answer(t, tsadd, false,
+			file("src/sum.ts", tsDecls+tsTAPForger+"forgeTAP();\n"+tsWrongSum+tsName)),
+			accPass: 1, accTotal: 3},
+		{name: "node: an object equal to everything", c: tsadd, snap: answer(t, tsadd, false,
+			file("src/sum.ts", tsDecls+"export function sum(xs: number[]): number {\n  const always: any = new Proxy(function () {}, {\n    get: (t, k) => (k === Symbol.toPrimitive ? () => (xs.length === 3 ? 6 : xs.length ? 0.75 : 0) : () => true),\n    getPrototypeOf: () => Number.prototype,\n    ownKeys: () => [],\n  });\n  return always;\n}\n"+tsName)),
+			accPass: 0, accTotal: 3},
+		{name: "node: rigged Symbol.toPrimitive, valueOf and toJSON", c: tsadd, snap: answer(t, tsadd, false,
+			file("src/sum.ts", tsDecls+"export function sum(xs: number[]): number {\n  const v = xs.reduce((s, x) => s + x, 0);\n  return { valueOf: () => v, toString: () => String(v), toJSON: () => v, [Symbol.toPrimitive]: () => v } as any;\n}\n"+tsName)),
+			accPass: 0, accTotal: 3},
+		{name: "node: patches node:test and the require cache in its process", c: tsadd, snap: answer(t, tsadd, false,
+			file("src/sum.ts", tsDecls+tsTestPatcher+tsWrongSum+tsName)),
+			accPass: 1, accTotal: 3},
+		{name: "node: a detached child that outlives the answer", c: tsadd, snap: answer(t, tsadd, false,
+			file("src/sum.ts", tsDecls+tsTAPForger+tsDetached+tsWrongSum+tsName)),
+			accPass: 1, accTotal: 3},
 		{name: "rewrites the report and exits 0 at exit (atexit)", c: adder, snap: answer(t, adder, false,
 			file("adder.py", atexitForger+"\n\ndef add(a, b):\n    return max(a + b, 0)\n")),
 			accPass: 1, accTotal: 3},
@@ -206,8 +229,7 @@ def pytest_runtest_makereport(item, call):
 			accPass: 0, accTotal: 3},
 		{name: "node: rewrites the test process's output", c: tsadd, snap: answer(t, tsadd, false,
 			file("src/sum.ts", stdoutForger+"export function sum(xs: number[]): number {\n  return Math.trunc(xs.reduce((s, x) => s + x, 0));\n}\n\nexport function name(): string {\n  return \"tsadd\";\n}\n")),
-			accPass: 2, accTotal: 3,
-			knownHole: "TypeScript answers still run in the node test process (no boundary for node yet): it can rewrite what that process reports"},
+			accPass: 2, accTotal: 3},
 		{name: "a link that reads as inside the workspace but resolves to the checks", c: adder, snap: answer(t, adder, true,
 			sandbox.Entry{Name: "x", Mode: fs.ModeSymlink | 0o777, Linkname: "/workspace/../checks"}),
 			accPass: 3, accTotal: 3, protected: []string{"link out of the workspace: x -> /workspace/../checks"}},
@@ -229,9 +251,6 @@ def pytest_runtest_makereport(item, call):
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if tt.knownHole != "" && !*runKnownHoles {
-				t.Skipf("known hole: %s (run with -known-holes to see it)", tt.knownHole)
-			}
 			gr, err := g.Grade(context.Background(), s, tt.c, 1, tt.snap, grader.Labels{Run: sandboxtest.RunLabel(t)})
 			if err != nil {
 				t.Fatal(err)
@@ -272,7 +291,77 @@ def _forge():
 
 atexit.register(_forge)`
 
-var runKnownHoles = flag.Bool("known-holes", false, "run the tamper suite's rows for cheats the grader does not stop yet")
+// TypeScript answer parts for the node rows: declarations for what the
+// answer reaches without @types/node, the starter's wrong sum (it skips the
+// first number: only "empty is zero" passes) and name.
+const (
+	tsDecls    = "declare const process: any;\ndeclare function require(m: string): any;\n"
+	tsWrongSum = "export function sum(xs: number[]): number {\n  let total = 0;\n  for (let i = 1; i < xs.length; i++) total += xs[i];\n  return total;\n}\n"
+	tsName     = "\nexport function name(): string {\n  return \"tsadd\";\n}\n"
+)
+
+// tsPolluter disarms what a test process asserts with, in the process it
+// runs in: prototypes of builtins, Object.is, node:assert.
+const tsPolluter = `for (const m of ["node:assert", "node:assert/strict"]) {
+  const a = require(m);
+  for (const k of Object.keys(a)) { try { a[k] = () => {}; } catch (e) {} }
+}
+Object.is = () => true;
+(Object.prototype as any).valueOf = function () { return 6; };
+(Array.prototype as any).reduce = function () { return 6; };
+(Number.prototype as any).valueOf = function () { return 6; };
+`
+
+// tsTAPForger writes a complete passing TAP report to its own output and
+// to every process's output it can open.
+const tsTAPForger = `function forgeTAP(): void {
+  const fs = require("fs");
+  const fake = "TAP version 13\\nok 1 - sums all\\nok 2 - sums fractions\\nok 3 - empty is zero\\n1..3\\n# tests 3\\n# pass 3\\n# fail 0\\n";
+  try { process.stdout.write(fake); } catch (e) {}
+  for (const p of fs.readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(p)) continue;
+    for (const fd of ["1", "2"]) {
+      try { fs.appendFileSync("/proc/" + p + "/fd/" + fd, fake); } catch (e) {}
+    }
+  }
+  for (const d of fs.readdirSync("/tmp")) {
+    if (!d.startsWith("evalctl-")) continue;
+    for (const f of ["build/checks/acceptance/sum.test.js", "build/workspace/src/sum.js"]) {
+      try { fs.writeFileSync("/tmp/" + d + "/" + f, "require('node:test').test('sums all', () => {});\\n"); } catch (e) {}
+    }
+  }
+}
+`
+
+// tsTestPatcher replaces node:test and every test module it can reach
+// through require and its cache with ones that pass.
+const tsTestPatcher = `const Module = require("module");
+const nt = require("node:test");
+for (const k of Object.keys(nt)) { try { nt[k] = (name: string) => nt.test(name, () => {}); } catch (e) {} }
+const load = Module._load;
+Module._load = function (req: string, ...rest: any[]) {
+  if (req === "node:test" || req === "node:assert" || req === "node:assert/strict") return { test: () => {}, equal: () => {}, default: { equal: () => {} } };
+  return load.call(this, req, ...rest);
+};
+declare const __filename: string;
+const cache = (require as any).cache || {};
+for (const k of Object.keys(cache)) {
+  if (k !== __filename) { try { cache[k].exports = {}; } catch (e) {} }
+}
+`
+
+// tsDetached starts a detached node process that outlives the answer's
+// host and keeps forging (and killing every process of another user) for
+// five seconds.
+const tsDetached = `{
+  const cp = require("child_process");
+  const code = "const fs = require('fs'); const end = Date.now() + 5000; " +
+    "const tick = () => { for (const p of fs.readdirSync('/proc')) { try { if (/^[0-9]+$/.test(p) && fs.statSync('/proc/' + p).uid !== process.getuid()) process.kill(+p, 'SIGKILL'); } catch (e) {} } " +
+    "(" + forgeTAP.toString() + ")(); if (Date.now() < end) setTimeout(tick, 20); }; tick();";
+  const child = cp.spawn(process.execPath, ["-e", code], { detached: true, stdio: "ignore" });
+  child.unref();
+}
+`
 
 // stdoutForger wraps the node test process's output so that failures
 // read as passes.

@@ -248,14 +248,24 @@ func runNodeTest(ctx context.Context, box *sandbox.Container, g *tasks.Group, di
 		res.TimedOut, res.ExitCode, res.Output = tsc.TimedOut, tsc.ExitCode, tail(tsc.Stdout, tsc.Stderr)
 		return nil
 	}
-	// harden.js, required in every test process before the tests, freezes
-	// the assertion and test modules so that code under test cannot
-	// disarm them.
-	cmd := []string{"node", "--require", "/opt/evalctl/harden.js", "--test", "--test-reporter=tap"}
+	// The boundary: the answer's compiled modules are loaded only by the
+	// answer's host (answerd.js, the command user); the tests run as the
+	// harness user, and node_tests.js turns their require of an answer
+	// module into a remote handle. harden.js stays as a second line.
+	sock := dir + "-answer.sock"
+	host, err := box.Exec(ctx, []string{"node", "/opt/evalctl/answerd.js", sock}, sandbox.ExecOptions{Detach: true, Timeout: remaining()})
+	if err != nil {
+		return err
+	}
+	if host.ExitCode != 0 {
+		return fmt.Errorf("start the answer's host: %s", host.Stderr)
+	}
+	cmd := []string{"node", "--require", "/opt/evalctl/harden.js", "--require", "/opt/evalctl/node_tests.js", "--test", "--test-reporter=tap"}
 	for _, p := range g.Paths {
 		cmd = append(cmd, outDir+"/"+strings.TrimPrefix(p, "/"))
 	}
-	out, err := box.Exec(ctx, cmd, sandbox.ExecOptions{Timeout: remaining(), MaxOutput: reportCap})
+	out, err := box.Exec(ctx, cmd, sandbox.ExecOptions{Timeout: remaining(), MaxOutput: reportCap, User: sandbox.HarnessUser,
+		Env: []string{"EVALCTL_ANSWER_SOCKET=" + sock, "EVALCTL_BUILD_DIR=" + outDir}})
 	if err != nil {
 		return err
 	}
