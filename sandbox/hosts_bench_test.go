@@ -23,6 +23,7 @@ func BenchmarkRemoteVsLocal(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
+	label := sandboxtest.RunLabel(b) // the local engine's containers, removed at the end
 	payload := make([]byte, 1<<20)
 	rand.Read(payload)
 	entries := []sandbox.Entry{{Name: "src", Mode: fs.ModeDir | 0o755}}
@@ -31,7 +32,7 @@ func BenchmarkRemoteVsLocal(b *testing.B) {
 	}
 	start := func(e *sandbox.Engine, image string) (*sandbox.Container, time.Duration) {
 		t0 := time.Now()
-		c, err := e.Start(ctx, sandbox.Spec{Image: image, Role: sandbox.RoleBench, Run: "bench-remote"})
+		c, err := e.Start(ctx, sandbox.Spec{Image: image, Role: sandbox.RoleBench, Run: label})
 		if err != nil {
 			b.Fatal(err)
 		}
