@@ -25,6 +25,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
@@ -63,12 +64,7 @@ var commands = map[string]command{
 	"controls":    {"fixture diagnosis: answers, reference and controls under two suite versions (controls --case NAME --suite A [--suite B] [--answers RUNDIR...])", cmdControls},
 }
 
-// usageError marks a mistake in how evalctl was called (exit code 2).
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+func usagef(format string, a ...any) error { return evalctl.Usagef(format, a...) }
 
 // exitError carries an exit code chosen by a command that has already
 // reported its failure (e.g. "cases check" found an unmet expectation).
@@ -117,9 +113,9 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	var ue *usageError
+	var ue *evalctl.UsageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "evalctl %s: %s (see 'evalctl %s --help')\n", name, oneLine(ue.msg), name)
+		fmt.Fprintf(stderr, "evalctl %s: %s (see 'evalctl %s --help')\n", name, oneLine(ue.Msg), name)
 		return 2
 	}
 	var ee *exitError
@@ -208,7 +204,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return &usageError{err.Error()}
+		return &evalctl.UsageError{Msg: err.Error()}
 	}
 	return nil
 }
