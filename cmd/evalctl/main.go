@@ -259,3 +259,42 @@ func stderrIsTerminal(e *env) bool {
 	f, ok := e.stderr.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
+
+// parseNoArgs parses flags anywhere among args and refuses any argument.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parseWithPositionals(fs, args)
+	if err == nil && len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	return err
+}
+
+// parseRunArg parses flags anywhere among args around exactly one run (else
+// the usage error need), runs check on the parsed options when given, and
+// resolves the run to its directory.
+func parseRunArg(fs *flag.FlagSet, args []string, need string, check func() error) (string, error) {
+	pos, err := parseWithPositionals(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		return "", usagef("%s", need)
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return "", err
+		}
+	}
+	return resolveRun(pos[0])
+}
+
+// writeReport returns what writes a built report (or its error) to stdout
+// or atomically to path.
+func writeReport(e *env, path string) func(func(io.Writer) error, error) error {
+	return func(fill func(io.Writer) error, err error) error {
+		if err != nil {
+			return err
+		}
+		return writeOut(e, path, fill)
+	}
+}
