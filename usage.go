@@ -7,9 +7,20 @@ import "fmt"
 // to a failure of the work itself. Packages that validate a command's
 // options return it so the command line can answer with its help pointer
 // and exit status 2 without knowing each package's rules.
-type UsageError struct{ Msg string }
+type UsageError struct{ Err error }
 
-func (e *UsageError) Error() string { return e.Msg }
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+func (e *UsageError) Unwrap() error { return e.Err }
 
 // Usagef formats a UsageError.
-func Usagef(format string, a ...any) error { return &UsageError{fmt.Sprintf(format, a...)} }
+func Usagef(format string, a ...any) error { return &UsageError{fmt.Errorf(format, a...)} }
+
+// Usage marks err, which keeps its type for errors.As, as a usage error;
+// nil stays nil.
+func Usage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &UsageError{err}
+}

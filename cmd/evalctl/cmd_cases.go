@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/grader/controls"
 	"github.com/evalctl/evalctl/tasks"
+	"github.com/evalctl/evalctl/tasks/importer"
 )
 
 const casesUsage = `usage: evalctl cases <list|fingerprint|check|import|controls> [flags]
@@ -94,60 +94,87 @@ func casesFingerprint(e *env, args []string) error {
 
 func casesCheck(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "cases check", "cases check [--suite DIR] [--concurrency N] [--retries N] [--format table|json] [CASE...]")
-	dir := fs.String("suite", "", "suite directory (default: ./cases when it holds a suite, else the suite built into evalctl)")
-	conc := fs.Int("concurrency", 2, "grades run at once")
-	retries := fs.Int("retries", 1, "times a variant whose grading failed for an infrastructure reason is graded again")
+	var o controls.CheckOptions
+	fs.StringVar(&o.Suite, "suite", "", "suite directory (default: ./cases when it holds a suite, else the suite built into evalctl)")
+	fs.IntVar(&o.Concurrency, "concurrency", 2, "grades run at once")
+	fs.IntVar(&o.Retries, "retries", 1, "times a variant whose grading failed for an infrastructure reason is graded again")
 	format := formatFlag(fs, "table", "table", "json")
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if *conc < 1 {
-		return usagef("--concurrency must be at least 1")
-	}
-	if *retries < 0 {
-		return usagef("--retries must be at least 0")
 	}
 	f, err := format()
 	if err != nil {
 		return err
 	}
-	s, broken, err := tasks.LoadDefaultPartial(*dir)
+	o.Cases, o.JSON = fs.Args(), f == "json"
+	return controls.Check(ctx, o, func(conc int) (*grader.Grader, func(), error) { return newGrader(ctx, e, conc) }, e.stdout, e.stderr)
+}
+
+func casesImport(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "cases import", "cases import FORMAT SRC --out SUITE [--name NAME] [--version V] [--prompt-template FILE] [--concurrency N] [--no-controls]")
+	var r importer.Request
+	fs.StringVar(&r.Out, "out", "", "directory of the new suite (must not exist or be empty; required)")
+	fs.StringVar(&r.Name, "name", "", "suite name (default: the base name of --out)")
+	fs.StringVar(&r.Version, "version", "1.0.0", "suite version")
+	fs.StringVar(&r.PromptFile, "prompt-template", "", "text/template file rendering each case's prompt (fields .Name .Language .Instructions .Solution .Files; default: instructions plus the files to change)")
+	fs.IntVar(&r.Concurrency, "concurrency", 2, "grades run at once")
+	noControls := fs.Bool("no-controls", false, "do not generate negative controls (the suite then fails 'cases check' until it has some)")
+	var err error
+	if r.Args, err = parseWithPositionals(fs, args); err != nil {
+		return err
+	}
+	im, err := importer.Prepare(r)
 	if err != nil {
 		return err
 	}
-	cases, reported, err := controls.Select(s, broken, fs.Args())
-	var nc *controls.NoCaseError
-	if errors.As(err, &nc) {
-		return usagef("%v", err)
+	if err := im.Write(e.stderr); err != nil {
+		return err
 	}
+	gen, done, err := newGenerator(ctx, e, r.Concurrency)
 	if err != nil {
 		return err
 	}
-	for _, b := range reported {
-		fmt.Fprintf(e.stderr, "BROKEN %v\n", b)
+	defer done()
+	if err := im.Count(ctx, gen.Grader, e.stdout); err != nil || *noControls {
+		return err
 	}
-	var g *grader.Grader
-	if len(cases) > 0 {
-		var done func()
-		if g, done, err = newGrader(ctx, e, *conc); err != nil {
-			return err
-		}
-		defer done()
+	return gen.GenerateDir(ctx, r.Out, nil, controls.SuiteOptions{Out: e.stdout, Log: e.stderr})
+}
+
+// casesControls is 'cases controls generate [CASE...]'.
+func casesControls(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || args[0] != "generate" {
+		return usagef("expected 'cases controls generate [--suite DIR] [CASE...]'")
 	}
-	gate, err := controls.RunGate(ctx, g, s, cases, reported, controls.GateOptions{Retries: *retries, Concurrency: *conc, Progress: e.stderr})
+	fs := newFlags(e, "cases controls generate", "cases controls generate [--suite DIR] [--max N] [--keep N] [--concurrency N] [--dry-run] [CASE...]")
+	o := controls.SuiteOptions{Out: e.stdout, Log: e.stderr}
+	dir := fs.String("suite", "cases", "suite directory")
+	fs.IntVar(&o.Max, "max", 24, "mutants graded per case phase (spread over all made)")
+	fs.IntVar(&o.Keep, "keep", 3, "controls kept per case phase")
+	conc := fs.Int("concurrency", 2, "grades run at once")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "report the mutation score and survivors; write nothing")
+	pos, err := parseWithPositionals(fs, args[1:])
 	if err != nil {
 		return err
 	}
-	if f == "json" {
-		err = gate.WriteJSON(e.stdout)
-	} else {
-		err = gate.WriteTable(e.stdout)
+	if err := controls.CheckLimits(*conc, o.Options); err != nil {
+		return err
 	}
+	gen, done, err := newGenerator(ctx, e, *conc)
 	if err != nil {
 		return err
 	}
-	if msg := gate.Failure(); msg != "" {
-		return &exitError{code: 1, msg: msg}
+	defer done()
+	return gen.GenerateDir(ctx, *dir, pos, o)
+}
+
+// newGenerator connects to the Docker Engine, builds the sandbox image if
+// needed, and returns a control generator with its grader.
+func newGenerator(ctx context.Context, e *env, conc int) (*controls.Generator, func(), error) {
+	eng, img, err := sandboxImage(ctx, e)
+	if err != nil {
+		return nil, nil, err
 	}
-	return gate.Infra
+	g := grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc})
+	return &controls.Generator{Engine: eng, Image: img.Ref, Grader: g}, func() { eng.Close() }, nil
 }

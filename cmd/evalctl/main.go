@@ -115,7 +115,7 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	}
 	var ue *evalctl.UsageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "evalctl %s: %s (see 'evalctl %s --help')\n", name, oneLine(ue.Msg), name)
+		fmt.Fprintf(stderr, "evalctl %s: %s (see 'evalctl %s --help')\n", name, oneLine(ue.Error()), name)
 		return 2
 	}
 	var ee *exitError
@@ -204,7 +204,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return &evalctl.UsageError{Msg: err.Error()}
+		return evalctl.Usage(err)
 	}
 	return nil
 }
