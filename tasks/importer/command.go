@@ -19,8 +19,8 @@ import (
 type Request struct {
 	Args        []string // FORMAT SRC
 	Concurrency int      // grades at once, at least 1
-	Out         string // directory of the new suite (required)
-	Name        string // suite name; "": the base name of Out
+	Out         string   // directory of the new suite (required)
+	Name        string   // suite name; "": the base name of Out
 	Version     string
 	PromptFile  string // text/template of each case's prompt; "": DefaultPrompt
 }
