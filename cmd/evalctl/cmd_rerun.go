@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/evalctl/evalctl/orchestrator"
@@ -79,20 +78,5 @@ func rerunShow(e *env, args []string) error {
 	if len(pos) != 1 {
 		return usagef("rerun show takes one rerun's run directory")
 	}
-	if *format != "table" && *format != "json" {
-		return usagef("unknown --format %q (want table or json)", *format)
-	}
-	sbs, err := report.LoadRerun(pos[0])
-	if errors.Is(err, report.ErrNotRerun) {
-		return usagef("%v", err)
-	}
-	if err != nil {
-		return err
-	}
-	return writeOut(e, "", func(w io.Writer) error {
-		if *format == "json" {
-			return writeJSON(w, sbs)
-		}
-		return sbs.WriteTable(w)
-	})
+	return writeReport(e, "")(report.ShowRerun(pos[0], *format))
 }

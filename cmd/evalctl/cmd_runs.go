@@ -68,3 +68,17 @@ func cmdRuns(ctx context.Context, e *env, args []string) error {
 		return runstore.WriteTable(w, list)
 	})
 }
+
+// runKind is the kind of the run in dir ("" for a cohort of an older
+// evalctl, or when dir holds no readable run).
+func runKind(dir string) string {
+	st, err := runstore.Open(dir)
+	if err != nil {
+		return ""
+	}
+	r, err := st.ReadRun()
+	if err != nil {
+		return ""
+	}
+	return r.Kind
+}
