@@ -2,66 +2,62 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/orchestrator/regrade"
 	"github.com/evalctl/evalctl/sandbox"
-	"github.com/evalctl/evalctl/tasks"
 )
 
 func cmdRegrade(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "regrade", "regrade RUNDIR... --suite DIR [--concurrency N] [--allow-other-suite] [--format table|json]")
-	suiteDir := fs.String("suite", "", "suite directory to grade under (required); grades are added under its name@version")
-	conc := fs.Int("concurrency", 1, "attempts graded at once")
-	allowOther := fs.Bool("allow-other-suite", false, "regrade runs that ran under a suite of another name")
+	var r regrade.Request
+	fs.StringVar(&r.Suite, "suite", "", "suite directory to grade under (required); grades are added under its name@version")
+	fs.IntVar(&r.Concurrency, "concurrency", 1, "attempts graded at once")
+	fs.BoolVar(&r.AllowOtherSuite, "allow-other-suite", false, "regrade runs that ran under a suite of another name")
 	format := formatFlag(fs, "table", "table", "json")
 	dirs, err := parseWithPositionals(fs, args)
 	if err != nil {
 		return err
 	}
-	f, err := format()
-	if err != nil {
+	if r.JSON, err = isJSON(format); err != nil {
 		return err
 	}
-	asJSON := f == "json"
-	if len(dirs) == 0 {
-		return usagef("regrade needs at least one run directory")
-	}
-	if *suiteDir == "" {
-		return usagef("--suite DIR is required")
-	}
-	if *conc < 1 {
-		return usagef("--concurrency must be at least 1")
+	if err := r.Check(dirs); err != nil {
+		return err
 	}
 	if dirs, err = resolveRuns(dirs, false); err != nil {
 		return err
 	}
-	s, err := tasks.LoadSuite(*suiteDir)
+	return regrade.Regrade(ctx, dirs, r, graderFor(ctx, e), e.stdout, e.stderr)
+}
+
+func cmdControls(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "controls", "controls --case NAME --suite A [--suite B] [--answers RUNDIR...] [--concurrency N] [--format table|json]")
+	var r regrade.DiagnoseRequest
+	fs.StringVar(&r.Case, "case", "", "case to diagnose (required)")
+	fs.Var((*listFlag)(&r.Suites), "suite", "suite directory: first the original (A), then optionally the corrected version (B)")
+	fs.Var((*listFlag)(&r.Answers), "answers", "run directory whose stored answers of the case are graded (repeatable; further arguments are run directories too)")
+	fs.IntVar(&r.Concurrency, "concurrency", 2, "grades run at once")
+	format := formatFlag(fs, "table", "table", "json")
+	rest, err := parseWithPositionals(fs, args)
 	if err != nil {
 		return err
 	}
-	g, done, err := newGrader(ctx, e, *conc)
-	if err != nil {
+	if r.JSON, err = isJSON(format); err != nil {
 		return err
 	}
-	defer done()
-	res, err := regrade.Run(ctx, g, dirs, regrade.Options{Suite: s, AllowOtherSuite: *allowOther, Concurrency: *conc, Progress: e.stderr})
-	if errors.Is(err, regrade.ErrSuiteName) {
-		return usagef("%v", err)
-	}
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		if err := writeJSON(e.stdout, res); err != nil {
+	if r.Answers = append(r.Answers, rest...); len(r.Answers) > 0 {
+		if r.Answers, err = resolveRuns(r.Answers, false); err != nil {
 			return err
 		}
-	} else if err := regrade.WriteText(e.stdout, res); err != nil {
-		return err
 	}
-	return res.Err()
+	return regrade.DiagnoseCommand(ctx, r, graderFor(ctx, e), e.stdout)
+}
+
+// graderFor builds the grader of a command that regrades answers.
+func graderFor(ctx context.Context, e *env) regrade.NewGrader {
+	return func(conc int) (regrade.Grader, func(), error) { return newGrader(ctx, e, conc) }
 }
 
 // newGrader connects to Docker and reuses (or builds) the sandbox image.

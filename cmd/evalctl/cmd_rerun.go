@@ -3,23 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 	"github.com/evalctl/evalctl/sandbox"
 )
-
-// setFlags collects repeated --set FIELD=VALUE.
-type setFlags []string
-
-func (s *setFlags) String() string     { return strings.Join(*s, ",") }
-func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
-
-var _ flag.Value = (*setFlags)(nil)
 
 const rerunSynopsis = `rerun RUNDIR/attempts/ID --set FIELD=VALUE [--set ...] [--label NAME] [--out DIR]
        evalctl rerun show RERUNDIR [--format table|json]`
@@ -29,7 +19,7 @@ func cmdRerun(ctx context.Context, e *env, args []string) error {
 		return rerunShow(e, args[1:])
 	}
 	fs := newFlags(e, "rerun", rerunSynopsis)
-	var sets setFlags
+	var sets listFlag
 	fs.Var(&sets, "set", "a setting of the arm to change, FIELD=VALUE (max_tokens=65536, sampling.temperature=0.6, extra.n_probs=4, profile=FILE); repeatable")
 	label := fs.String("label", "", "name of the rerun's arm (default: the original arm's name + \"-rerun\")")
 	out := fs.String("out", "runs", "directory under which the run directory is created")

@@ -298,3 +298,19 @@ func writeReport(e *env, path string) func(func(io.Writer) error, error) error {
 		return writeOut(e, path, fill)
 	}
 }
+
+// isJSON reads a --format flag of table or json.
+func isJSON(format func() (string, error)) (bool, error) {
+	f, err := format()
+	return f == "json", err
+}
+
+// listFlag collects a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
