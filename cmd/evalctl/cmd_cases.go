@@ -7,6 +7,7 @@ import (
 
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/grader/controls"
+	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 	"github.com/evalctl/evalctl/tasks/importer"
 )
@@ -171,7 +172,7 @@ func casesControls(ctx context.Context, e *env, args []string) error {
 // newGenerator connects to the Docker Engine, builds the sandbox image if
 // needed, and returns a control generator with its grader.
 func newGenerator(ctx context.Context, e *env, conc int) (*controls.Generator, func(), error) {
-	eng, img, err := sandboxImage(ctx, e)
+	eng, img, err := sandbox.ConnectImage(ctx, e.stderr)
 	if err != nil {
 		return nil, nil, err
 	}

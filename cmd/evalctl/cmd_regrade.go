@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/orchestrator/regrade"
-	"github.com/evalctl/evalctl/sandbox"
 )
 
 func cmdRegrade(ctx context.Context, e *env, args []string) error {
@@ -58,33 +55,4 @@ func cmdControls(ctx context.Context, e *env, args []string) error {
 // graderFor builds the grader of a command that regrades answers.
 func graderFor(ctx context.Context, e *env) regrade.NewGrader {
 	return func(conc int) (regrade.Grader, func(), error) { return newGrader(ctx, e, conc) }
-}
-
-// newGrader connects to Docker and reuses (or builds) the sandbox image.
-func newGrader(ctx context.Context, e *env, conc int) (*grader.Grader, func(), error) {
-	eng, img, err := sandboxImage(ctx, e)
-	if err != nil {
-		return nil, nil, err
-	}
-	return grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc}), func() { eng.Close() }, nil
-}
-
-// sandboxImage connects to the Docker Engine and reuses (or builds) the
-// sandbox image; the caller closes the engine.
-func sandboxImage(ctx context.Context, e *env) (*sandbox.Engine, *sandbox.BuiltImage, error) {
-	eng, err := sandbox.Connect(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	recipe, err := sandbox.DefaultRecipe()
-	if err != nil {
-		eng.Close()
-		return nil, nil, err
-	}
-	img, err := eng.Build(ctx, recipe, sandbox.BuildOptions{Log: e.stderr})
-	if err != nil {
-		eng.Close()
-		return nil, nil, fmt.Errorf("sandbox image: %w", err)
-	}
-	return eng, img, nil
 }

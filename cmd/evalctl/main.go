@@ -314,3 +314,15 @@ func (l *listFlag) Set(v string) error {
 	*l = append(*l, v)
 	return nil
 }
+
+// parseNone parses args, which must hold only flags (else the usage error
+// msg).
+func parseNone(fs *flag.FlagSet, args []string, msg string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usagef("%s", msg)
+	}
+	return nil
+}
