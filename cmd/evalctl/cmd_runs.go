@@ -15,23 +15,12 @@ func runsRoot() string { return runstore.Root() }
 // resolveRun turns what a user typed for a run (a directory, an id, or a
 // unique prefix of a directory name or id under runsRoot) into its
 // directory. Not finding it is a usage error (exit 2).
-func resolveRun(arg string) (string, error) {
-	dir, err := runstore.Resolve(runsRoot(), arg)
-	if errors.Is(err, runstore.ErrNoRun) || errors.Is(err, runstore.ErrAmbiguous) {
-		return "", usagef("%v", err)
-	}
-	return dir, err
-}
+func resolveRun(arg string) (string, error) { return runstore.Resolve(runsRoot(), arg) }
 
 // resolveRuns resolves each argument; with folders true, a folder that
-// holds run directories stands for all its cohorts (oldest first). Not
-// finding one is a usage error.
+// holds run directories stands for all its cohorts (oldest first).
 func resolveRuns(args []string, folders bool) ([]string, error) {
-	dirs, err := runstore.ResolveAll(runsRoot(), args, folders)
-	if errors.Is(err, runstore.ErrNoRun) || errors.Is(err, runstore.ErrAmbiguous) {
-		return nil, usagef("%v", err)
-	}
-	return dirs, err
+	return runstore.ResolveAll(runsRoot(), args, folders)
 }
 
 func cmdRuns(ctx context.Context, e *env, args []string) error {
