@@ -48,7 +48,7 @@ var allowed = map[string][]string{
 	"orchestrator/report/reporttest": {"", "orchestrator/runstore", "tasks"},
 	"orchestrator/runstore":          {"", "tasks"},
 	"orchestrator/model":             {""},
-	"orchestrator/scripted":          {"tasks"},
+	"orchestrator/scripted":          {"", "tasks"},
 	"orchestrator/telemetry":         {},
 	"orchestrator/longctx":           {},
 

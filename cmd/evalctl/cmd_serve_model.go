@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
-	"strings"
-	"time"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
@@ -25,11 +21,8 @@ func cmdServeModel(ctx context.Context, e *env, args []string) error {
 	failAbove := fs.Int("fail-above-ctx", 0, "exit 1 at start, like an allocation failure, when --ctx-size exceeds this (0: never)")
 	draft := fs.Float64("draft-acceptance", 0, "emulate speculative decoding with this draft acceptance rate in (0, 1] (0: off)")
 	draftMax := fs.Int("draft-max", 4, "drafted tokens per speculative step")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNone(fs, args, "serve-model takes no arguments"); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		return usagef("serve-model takes no arguments")
 	}
 	if *realtime {
 		set := map[string]bool{}
@@ -41,15 +34,12 @@ func cmdServeModel(ctx context.Context, e *env, args []string) error {
 			*prompt = 1500
 		}
 	}
-	if *decode <= 0 || *prompt <= 0 {
-		return usagef("--decode-tps and --prompt-tps must be positive")
-	}
-	if *draft < 0 || *draft > 1 {
-		return usagef("--draft-acceptance %v is not in [0, 1]", *draft)
-	}
 	cfg := scripted.Config{Addr: *addr, DecodeTPS: *decode, PromptTPS: *prompt, Realtime: *realtime, StartupDelay: *startup,
 		CtxSize: *ctxSize, FailAboveCtx: *failAbove, DraftAcceptance: *draft, DraftMax: *draftMax, Log: e.stderr,
 		BuildInfo: "evalctl-scripted-" + runstore.Version()}
+	if err := cfg.Check(); err != nil {
+		return err
+	}
 	if *suiteDir != "" {
 		s, err := tasks.LoadSuite(*suiteDir)
 		if err != nil {
@@ -57,25 +47,5 @@ func cmdServeModel(ctx context.Context, e *env, args []string) error {
 		}
 		cfg.Suite = s
 	}
-	srv, err := scripted.New(cfg)
-	var ae *scripted.AllocError
-	if errors.As(err, &ae) {
-		for _, line := range ae.Log {
-			fmt.Fprintln(e.stderr, line)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	if err := srv.Start(); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "scripted model server on %s (models: %s)\n", srv.URL(), strings.Join(scripted.Models(), ", "))
-	<-ctx.Done()
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
-	}
-	return nil
+	return scripted.Serve(ctx, cfg, e.stdout)
 }
