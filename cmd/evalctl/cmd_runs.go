@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
-	"io"
-	"os"
 
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/view"
 )
 
 // runsRoot is where run ids and prefixes are looked up.
@@ -26,36 +24,21 @@ func resolveRuns(args []string, folders bool) ([]string, error) {
 func cmdRuns(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "runs", "runs [DIR] [--format table|json]")
 	format := fs.String("format", "table", "output format: table, json")
-	pos, err := parseWithPositionals(fs, args)
+	pos, err := parseArgs(fs, args, 0, 1, "runs takes at most one directory")
 	if err != nil {
 		return err
 	}
-	if len(pos) > 1 {
-		return usagef("runs takes at most one directory")
-	}
-	if *format != "table" && *format != "json" {
-		return usagef("unknown --format %q (want table or json)", *format)
-	}
-	root := runsRoot()
-	if len(pos) == 1 {
-		root = pos[0]
-	}
-	if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
-		return usagef("no folder of runs at %s: give one ('evalctl runs DIR') or set EVALCTL_RUNS", root)
-	}
-	list, err := runstore.List(root)
+	return writeReport(e, "")(runstore.Listing(optArg(pos, runsRoot()), *format))
+}
+
+func cmdView(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "view", "view [DIR] [--addr 127.0.0.1:8765]")
+	addr := fs.String("addr", "127.0.0.1:8765", "address to serve on (loopback by default: runs hold prompts and code)")
+	pos, err := parseArgs(fs, args, 0, 1, "view takes at most one directory (a folder of runs or one run)")
 	if err != nil {
 		return err
 	}
-	return writeOut(e, "", func(w io.Writer) error {
-		if *format == "json" {
-			if list == nil {
-				list = []runstore.Summary{}
-			}
-			return writeJSON(w, list)
-		}
-		return runstore.WriteTable(w, list)
-	})
+	return view.ServeRuns(ctx, runsRoot(), optArg(pos, ""), *addr, e.stdout, e.stderr)
 }
 
 // runKind is the kind of the run in dir ("" for a cohort of an older

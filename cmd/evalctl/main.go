@@ -326,3 +326,21 @@ func parseNone(fs *flag.FlagSet, args []string, msg string) error {
 	}
 	return nil
 }
+
+// parseArgs parses flags anywhere among args around min to max positional
+// arguments (else the usage error msg).
+func parseArgs(fs *flag.FlagSet, args []string, min, max int, msg string) ([]string, error) {
+	pos, err := parseWithPositionals(fs, args)
+	if err == nil && (len(pos) < min || max >= 0 && len(pos) > max) {
+		return nil, usagef("%s", msg)
+	}
+	return pos, err
+}
+
+// optArg is the one optional positional argument, or def.
+func optArg(pos []string, def string) string {
+	if len(pos) == 0 {
+		return def
+	}
+	return pos[0]
+}
