@@ -32,6 +32,9 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	if *compare != "" {
 		return usagef("--compare applies to screen runs; for cohorts use --baseline")
 	}
+	if err := report.CheckFormat(*format); err != nil {
+		return err
+	}
 	if dirs, err = resolveRuns(dirs, true); err != nil {
 		return err
 	}

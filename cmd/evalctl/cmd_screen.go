@@ -27,7 +27,7 @@ func cmdScreen(ctx context.Context, e *env, args []string) error {
 		fs.StringVar(&o.Format, "format", "table", "table, json or html")
 		fs.StringVar(&o.Compare, "compare", "", "two modes A,B to set side by side (A against B)")
 		out := fs.String("out", "", "write to FILE instead of standard output")
-		dir, err := parseRunArg(fs, args[1:], "screen report needs one run directory", o.Check)
+		dir, err := parseRunArg(fs, args[1:], "screen report needs one run directory", func() error { return o.Check() })
 		if err != nil {
 			return err
 		}

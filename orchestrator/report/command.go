@@ -20,8 +20,8 @@ import (
 // it in format: the HTML page with each arm's settings, and a diagnostic
 // rerun's table beside the attempt it reran.
 func Make(ctx context.Context, dirs []string, opts Options, format string) (func(io.Writer) error, error) {
-	if !ValidFormat(format) {
-		return nil, evalctl.Usagef("unknown --format %q (want one of %s)", format, strings.Join(Formats, ", "))
+	if err := CheckFormat(format); err != nil {
+		return nil, err
 	}
 	rep, err := buildChecked(ctx, dirs, opts)
 	if err != nil {
@@ -47,6 +47,14 @@ func Make(ctx context.Context, dirs []string, opts Options, format string) (func
 		io.WriteString(w, "\n")
 		return sbs.WriteTable(w)
 	}, nil
+}
+
+// CheckFormat refuses a format the report is not written in.
+func CheckFormat(format string) error {
+	if !ValidFormat(format) {
+		return evalctl.Usagef("unknown --format %q (want one of %s)", format, strings.Join(Formats, ", "))
+	}
+	return nil
 }
 
 func buildChecked(ctx context.Context, dirs []string, opts Options) (*Report, error) {
