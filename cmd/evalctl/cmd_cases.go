@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"io"
 
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/grader/controls"
@@ -34,9 +34,9 @@ func cmdCases(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stdout, casesUsage)
 		return nil
 	case "list":
-		return casesList(e, args[1:])
+		return casesShow(e, "list", args[1:], (*tasks.Suite).WriteList)
 	case "fingerprint":
-		return casesFingerprint(e, args[1:])
+		return casesShow(e, "fingerprint", args[1:], (*tasks.Suite).WriteFingerprint)
 	case "check":
 		return casesCheck(ctx, e, args[1:])
 	case "import":
@@ -47,67 +47,47 @@ func cmdCases(ctx context.Context, e *env, args []string) error {
 	return usagef("unknown subcommand 'cases %s'", args[0])
 }
 
-// suiteFlag is the --suite flag of commands that take a suite: a
-// directory, by default ./cases in a checkout and the built-in suite
-// elsewhere.
-func suiteFlag(fs *flag.FlagSet) func() (*tasks.Suite, error) {
-	dir := fs.String("suite", "", "suite directory (default: ./cases when it holds a suite, else the suite built into evalctl)")
-	return func() (*tasks.Suite, error) { return tasks.LoadDefault(*dir) }
-}
+// suiteHelp says what --suite defaults to: ./cases in a checkout, the
+// built-in suite elsewhere.
+const suiteHelp = "suite directory (default: ./cases when it holds a suite, else the suite built into evalctl)"
 
-func loadSuiteFlag(e *env, name, synopsis string, args []string) (*tasks.Suite, []string, func() (string, error), error) {
-	fs := newFlags(e, name, synopsis)
-	load := suiteFlag(fs)
-	format := formatFlag(fs, "table", "table", "json")
+// casesShow is 'cases list' and 'cases fingerprint': write prints the suite.
+func casesShow(e *env, sub string, args []string, write func(*tasks.Suite, io.Writer, bool) error) error {
+	fs := newFlags(e, "cases "+sub, "cases "+sub+" [--suite DIR] [--format table|json]")
+	dir := fs.String("suite", "", suiteHelp)
+	format := jsonFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
-		return nil, nil, nil, err
+		return err
 	}
-	if _, err := format(); err != nil {
-		return nil, nil, nil, err
-	}
-	s, err := load()
-	return s, fs.Args(), format, err
-}
-
-func casesList(e *env, args []string) error {
-	s, rest, format, err := loadSuiteFlag(e, "cases list", "cases list [--suite DIR] [--format table|json]", args)
+	asJSON, err := format()
 	if err != nil {
 		return err
 	}
-	if len(rest) != 0 {
-		return usagef("cases list takes no arguments")
-	}
-	f, _ := format()
-	return s.WriteList(e.stdout, f == "json")
-}
-
-func casesFingerprint(e *env, args []string) error {
-	s, rest, format, err := loadSuiteFlag(e, "cases fingerprint", "cases fingerprint [--suite DIR] [--format table|json]", args)
+	s, err := tasks.LoadDefault(*dir)
 	if err != nil {
 		return err
 	}
-	if len(rest) != 0 {
-		return usagef("cases fingerprint takes no arguments")
+	if fs.NArg() != 0 {
+		return usagef("cases %s takes no arguments", sub)
 	}
-	f, _ := format()
-	return s.WriteFingerprint(e.stdout, f == "json")
+	return write(s, e.stdout, asJSON)
 }
 
 func casesCheck(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "cases check", "cases check [--suite DIR] [--concurrency N] [--retries N] [--format table|json] [CASE...]")
 	var o controls.CheckOptions
-	fs.StringVar(&o.Suite, "suite", "", "suite directory (default: ./cases when it holds a suite, else the suite built into evalctl)")
+	fs.StringVar(&o.Suite, "suite", "", suiteHelp)
 	fs.IntVar(&o.Concurrency, "concurrency", 2, "grades run at once")
 	fs.IntVar(&o.Retries, "retries", 1, "times a variant whose grading failed for an infrastructure reason is graded again")
-	format := formatFlag(fs, "table", "table", "json")
+	format := jsonFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	f, err := format()
-	if err != nil {
+	var err error
+	if o.JSON, err = format(); err != nil {
 		return err
 	}
-	o.Cases, o.JSON = fs.Args(), f == "json"
+	o.Cases = fs.Args()
 	return controls.Check(ctx, o, func(conc int) (*grader.Grader, func(), error) { return newGrader(ctx, e, conc) }, e.stdout, e.stderr)
 }
 
@@ -121,7 +101,7 @@ func casesImport(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&r.Concurrency, "concurrency", 2, "grades run at once")
 	noControls := fs.Bool("no-controls", false, "do not generate negative controls (the suite then fails 'cases check' until it has some)")
 	var err error
-	if r.Args, err = parseWithPositionals(fs, args); err != nil {
+	if r.Args, err = parseArgs(fs, args, 0, -1, ""); err != nil {
 		return err
 	}
 	im, err := importer.Prepare(r)
@@ -154,7 +134,7 @@ func casesControls(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&o.Keep, "keep", 3, "controls kept per case phase")
 	conc := fs.Int("concurrency", 2, "grades run at once")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "report the mutation score and survivors; write nothing")
-	pos, err := parseWithPositionals(fs, args[1:])
+	pos, err := parseArgs(fs, args[1:], 0, -1, "")
 	if err != nil {
 		return err
 	}

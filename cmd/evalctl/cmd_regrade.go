@@ -12,12 +12,12 @@ func cmdRegrade(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&r.Suite, "suite", "", "suite directory to grade under (required); grades are added under its name@version")
 	fs.IntVar(&r.Concurrency, "concurrency", 1, "attempts graded at once")
 	fs.BoolVar(&r.AllowOtherSuite, "allow-other-suite", false, "regrade runs that ran under a suite of another name")
-	format := formatFlag(fs, "table", "table", "json")
-	dirs, err := parseWithPositionals(fs, args)
+	format := jsonFlag(fs)
+	dirs, err := parseArgs(fs, args, 0, -1, "")
 	if err != nil {
 		return err
 	}
-	if r.JSON, err = isJSON(format); err != nil {
+	if r.JSON, err = format(); err != nil {
 		return err
 	}
 	if err := r.Check(dirs); err != nil {
@@ -36,12 +36,12 @@ func cmdControls(ctx context.Context, e *env, args []string) error {
 	fs.Var((*listFlag)(&r.Suites), "suite", "suite directory: first the original (A), then optionally the corrected version (B)")
 	fs.Var((*listFlag)(&r.Answers), "answers", "run directory whose stored answers of the case are graded (repeatable; further arguments are run directories too)")
 	fs.IntVar(&r.Concurrency, "concurrency", 2, "grades run at once")
-	format := formatFlag(fs, "table", "table", "json")
-	rest, err := parseWithPositionals(fs, args)
+	format := jsonFlag(fs)
+	rest, err := parseArgs(fs, args, 0, -1, "")
 	if err != nil {
 		return err
 	}
-	if r.JSON, err = isJSON(format); err != nil {
+	if r.JSON, err = format(); err != nil {
 		return err
 	}
 	if r.Answers = append(r.Answers, rest...); len(r.Answers) > 0 {

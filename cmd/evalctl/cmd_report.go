@@ -18,7 +18,7 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats, ", "))
 	out := fs.String("out", "", "write the report to FILE instead of standard output")
 	compare := fs.String("compare", "", "screen runs: compare two modes side by side (A,B)")
-	dirs, err := parseWithPositionals(fs, args)
+	dirs, err := parseArgs(fs, args, 0, -1, "")
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func cmdExport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "export", "export RUNDIR... --out DIR [--suite VERSION] [--baseline ARM] [--allow-mixed]")
 	out := fs.String("out", "", "directory to write the export to (created; must be empty)")
 	o := poolFlags(fs, "read outcomes under this graded suite version (default: the suite each run ran under)", "the first arm", "the aggregates")
-	dirs, err := parseWithPositionals(fs, args)
+	dirs, err := parseArgs(fs, args, 0, -1, "")
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func cmdVerify(ctx context.Context, e *env, args []string) error {
 func cmdSummarize(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "summarize", "summarize RUNDIR|DIAGNOSIS.json... [--out results.json]")
 	out := fs.String("out", "", "write the results document to FILE instead of standard output")
-	inputs, err := parseWithPositionals(fs, args)
+	inputs, err := parseArgs(fs, args, 0, -1, "")
 	if err != nil {
 		return err
 	}
@@ -103,5 +103,5 @@ func cmdSummarize(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writeOut(e, *out, doc.WriteJSON)
+	return writeReport(e, *out)(doc.WriteJSON, nil)
 }

@@ -23,7 +23,7 @@ func cmdRerun(ctx context.Context, e *env, args []string) error {
 	fs.Var(&sets, "set", "a setting of the arm to change, FIELD=VALUE (max_tokens=65536, sampling.temperature=0.6, extra.n_probs=4, profile=FILE); repeatable")
 	label := fs.String("label", "", "name of the rerun's arm (default: the original arm's name + \"-rerun\")")
 	out := fs.String("out", "runs", "directory under which the run directory is created")
-	pos, err := parseWithPositionals(fs, args)
+	pos, err := parseArgs(fs, args, 0, -1, "")
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func cmdRerun(ctx context.Context, e *env, args []string) error {
 func rerunShow(e *env, args []string) error {
 	fs := newFlags(e, "rerun show", "rerun show RERUNDIR [--format table|json]")
 	format := fs.String("format", "table", "table or json")
-	pos, err := parseWithPositionals(fs, args)
+	pos, err := parseArgs(fs, args, 0, -1, "")
 	if err != nil {
 		return err
 	}

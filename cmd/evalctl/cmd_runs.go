@@ -28,7 +28,7 @@ func cmdRuns(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writeReport(e, "")(runstore.Listing(optArg(pos, runsRoot()), *format))
+	return writeReport(e, "")(runstore.Listing(append(pos, runsRoot())[0], *format))
 }
 
 func cmdView(ctx context.Context, e *env, args []string) error {
@@ -38,7 +38,7 @@ func cmdView(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return view.ServeRuns(ctx, runsRoot(), optArg(pos, ""), *addr, e.stdout, e.stderr)
+	return view.ServeRuns(ctx, runsRoot(), append(pos, "")[0], *addr, e.stdout, e.stderr)
 }
 
 // runKind is the kind of the run in dir ("" for a cohort of an older

@@ -21,7 +21,7 @@ func cmdShow(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&r.Full, "full", false, "never cut long output (default: 2000 bytes a block, with the true size)")
 	fs.StringVar(&r.Format, "format", "text", "output format: text (or table), json")
 	var err error
-	if r.Args, err = parseWithPositionals(fs, args); err != nil {
+	if r.Args, err = parseArgs(fs, args, 0, -1, ""); err != nil {
 		return err
 	}
 	return writeReport(e, "")(inspect.Show(r))
