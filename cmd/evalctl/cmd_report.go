@@ -26,7 +26,8 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 		return usagef("report needs at least one run directory")
 	}
 	// A throughput screen is reported by the screen's own report.
-	if d, _ := runstore.Resolve(runsRoot(), dirs[0]); len(dirs) == 1 && runKind(d) == "screen" {
+	d, _ := runstore.Resolve(runsRoot(), dirs[0])
+	if k, _ := runKind(d); len(dirs) == 1 && k == "screen" {
 		return cmdScreen(ctx, e, []string{"report", d, "--format", *format, "--compare", *compare, "--out", *out})
 	}
 	if *compare != "" {

@@ -42,15 +42,15 @@ func cmdView(ctx context.Context, e *env, args []string) error {
 }
 
 // runKind is the kind of the run in dir ("" for a cohort of an older
-// evalctl, or when dir holds no readable run).
-func runKind(dir string) string {
+// evalctl).
+func runKind(dir string) (string, error) {
 	st, err := runstore.Open(dir)
 	if err != nil {
-		return ""
+		return "", err
 	}
 	r, err := st.ReadRun()
 	if err != nil {
-		return ""
+		return "", err
 	}
-	return r.Kind
+	return r.Kind, nil
 }

@@ -115,6 +115,8 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	switch {
 	case err == nil || errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &ue) && ue.See != "":
+		code, msg = 2, fmt.Sprintf("%s (%s)", ue.Error(), ue.See)
 	case errors.As(err, &ue):
 		code, msg = 2, fmt.Sprintf("%s (see 'evalctl %s --help')", ue.Error(), name)
 	case errors.As(err, &ee):
