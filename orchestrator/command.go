@@ -54,3 +54,13 @@ func PlanUsage(err error) error {
 	}
 	return err
 }
+
+// CheckRerun refuses, before anything runs, a rerun that cannot be made
+// as asked (a usage error wrapping ErrRerun).
+func CheckRerun(attemptDir string, sets []string, label string) error {
+	_, _, err := RerunPlan(attemptDir, sets, label)
+	if errors.Is(err, ErrRerun) {
+		return evalctl.Usage(err)
+	}
+	return err
+}

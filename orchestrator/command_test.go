@@ -59,3 +59,13 @@ func TestRequestLoadPlan(t *testing.T) {
 		t.Errorf("a failure that is no plan mistake became a usage error: %v", err)
 	}
 }
+
+// TestCheckRerun: a rerun that cannot be made as asked is a usage error,
+// still ErrRerun to errors.Is.
+func TestCheckRerun(t *testing.T) {
+	err := CheckRerun(t.TempDir(), []string{"max_tokens=1"}, "")
+	var ue *evalctl.UsageError
+	if !errors.As(err, &ue) || !errors.Is(err, ErrRerun) || !strings.Contains(err.Error(), "is not an attempt directory") {
+		t.Errorf("not an attempt: %v", err)
+	}
+}

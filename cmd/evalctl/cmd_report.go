@@ -18,12 +18,9 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats, ", "))
 	out := fs.String("out", "", "write the report to FILE instead of standard output")
 	compare := fs.String("compare", "", "screen runs: compare two modes side by side (A,B)")
-	dirs, err := parseArgs(fs, args, 0, -1, "")
+	dirs, err := parseArgs(fs, args, 1, -1, "report needs at least one run directory")
 	if err != nil {
 		return err
-	}
-	if len(dirs) == 0 {
-		return usagef("report needs at least one run directory")
 	}
 	// A throughput screen is reported by the screen's own report.
 	d, _ := runstore.Resolve(runsRoot(), dirs[0])
@@ -55,12 +52,9 @@ func cmdExport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "export", "export RUNDIR... --out DIR [--suite VERSION] [--baseline ARM] [--allow-mixed]")
 	out := fs.String("out", "", "directory to write the export to (created; must be empty)")
 	o := poolFlags(fs, "read outcomes under this graded suite version (default: the suite each run ran under)", "the first arm", "the aggregates")
-	dirs, err := parseArgs(fs, args, 0, -1, "")
+	dirs, err := parseArgs(fs, args, 1, -1, "export needs at least one run directory")
 	if err != nil {
 		return err
-	}
-	if len(dirs) == 0 {
-		return usagef("export needs at least one run directory")
 	}
 	if *out == "" {
 		return usagef("export needs --out DIR")
@@ -93,12 +87,9 @@ func cmdVerify(ctx context.Context, e *env, args []string) error {
 func cmdSummarize(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "summarize", "summarize RUNDIR|DIAGNOSIS.json... [--out results.json]")
 	out := fs.String("out", "", "write the results document to FILE instead of standard output")
-	inputs, err := parseArgs(fs, args, 0, -1, "")
+	inputs, err := parseArgs(fs, args, 1, -1, "summarize needs at least one run directory (cohort, screen or capacity) or fixture diagnosis file")
 	if err != nil {
 		return err
-	}
-	if len(inputs) == 0 {
-		return usagef("summarize needs at least one run directory (cohort, screen or capacity) or fixture diagnosis file")
 	}
 	doc, err := summary.Summarize(ctx, inputs)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/evalctl/evalctl/orchestrator"
@@ -23,17 +22,11 @@ func cmdRerun(ctx context.Context, e *env, args []string) error {
 	fs.Var(&sets, "set", "a setting of the arm to change, FIELD=VALUE (max_tokens=65536, sampling.temperature=0.6, extra.n_probs=4, profile=FILE); repeatable")
 	label := fs.String("label", "", "name of the rerun's arm (default: the original arm's name + \"-rerun\")")
 	out := fs.String("out", "runs", "directory under which the run directory is created")
-	pos, err := parseArgs(fs, args, 0, -1, "")
+	pos, err := parseArgs(fs, args, 1, 1, "rerun takes one attempt directory (RUNDIR/attempts/ID)")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("rerun takes one attempt directory (RUNDIR/attempts/ID)")
-	}
-	if _, _, err := orchestrator.RerunPlan(pos[0], sets, *label); err != nil {
-		if errors.Is(err, orchestrator.ErrRerun) {
-			return usagef("%v", err)
-		}
+	if err := orchestrator.CheckRerun(pos[0], sets, *label); err != nil {
 		return err
 	}
 	eng, err := sandbox.Connect(ctx)
@@ -41,9 +34,8 @@ func cmdRerun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer eng.Close()
-	live := stderrIsTerminal(e)
 	res, err := orchestrator.Rerun(ctx, orchestrator.Options{OutDir: *out, Engine: eng, Temperature: &telemetry.Thermal{},
-		Progress: e.stderr, Live: live}, pos[0], sets, *label)
+		Progress: e.stderr, Live: stderrIsTerminal(e)}, pos[0], sets, *label)
 	if res == nil {
 		return err
 	}
@@ -61,12 +53,9 @@ func cmdRerun(ctx context.Context, e *env, args []string) error {
 func rerunShow(e *env, args []string) error {
 	fs := newFlags(e, "rerun show", "rerun show RERUNDIR [--format table|json]")
 	format := fs.String("format", "table", "table or json")
-	pos, err := parseArgs(fs, args, 0, -1, "")
+	pos, err := parseArgs(fs, args, 1, 1, "rerun show takes one rerun's run directory")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("rerun show takes one rerun's run directory")
 	}
 	return writeReport(e, "")(report.ShowRerun(pos[0], *format))
 }
