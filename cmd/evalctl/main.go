@@ -2,11 +2,12 @@
 // against a model endpoint in a tool-calling loop inside Docker sandboxes,
 // grades the answers with frozen checks, and pools the results per arm.
 //
-// This file only dispatches: each command lives in its own cmd_*.go file,
-// parses its flags, builds the pieces and calls one Run function. Errors
-// are mapped to exit codes here, in one place: 0 success, 1 the work
-// failed, 2 usage error; commands may choose another with exitError (run:
-// 3, stopped and resumable).
+// This file dispatches and holds the flag plumbing; the commands live in
+// cmd_*.go files by domain. Each parses its flags into the options value of
+// the package that does its work and calls it. Errors are mapped to exit
+// codes here, in one place: 0 success, 1 the work failed, 2 usage error
+// (*evalctl.UsageError, from flags or from the package); run exits 3 when
+// stopped and resumable.
 package main
 
 import (
@@ -18,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -281,5 +283,17 @@ func (l *listFlag) String() string { return strings.Join(*l, ",") }
 
 func (l *listFlag) Set(v string) error {
 	*l = append(*l, v)
+	return nil
+}
+
+func cmdVersion(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "version", "version")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usagef("version takes no arguments")
+	}
+	fmt.Fprintf(e.stdout, "evalctl %s (%s, %s/%s)\n", runstore.Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
 }
