@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"strings"
 
 	"github.com/evalctl/evalctl/orchestrator/report"
@@ -73,15 +72,7 @@ func cmdVerify(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("verify takes one export directory")
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	dir := fs.Arg(0)
-	if err := report.Verify(dir); err != nil {
-		return fmt.Errorf("verify %s: %w", dir, err)
-	}
-	fmt.Fprintf(e.stdout, "%s: checksums match, every outcome recomputes from its evidence and every aggregate from attempts.json\n", dir)
-	return nil
+	return report.VerifyTo(ctx, fs.Arg(0), e.stdout)
 }
 
 func cmdSummarize(ctx context.Context, e *env, args []string) error {

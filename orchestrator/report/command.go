@@ -119,3 +119,16 @@ func usageIfUnknownArm(rep *Report, err error) (*Report, error) {
 	}
 	return rep, err
 }
+
+// VerifyTo checks the export in dir (see Verify) and says on out what
+// held.
+func VerifyTo(ctx context.Context, dir string, out io.Writer) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := Verify(dir); err != nil {
+		return fmt.Errorf("verify %s: %w", dir, err)
+	}
+	fmt.Fprintf(out, "%s: checksums match, every outcome recomputes from its evidence and every aggregate from attempts.json\n", dir)
+	return nil
+}

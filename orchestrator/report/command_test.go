@@ -39,11 +39,19 @@ func TestCommandWork(t *testing.T) {
 			err := ExportTo(ctx, []string{dir}, filepath.Join(t.TempDir(), "x"), Options{Baseline: "z"}, &b)
 			return b.String(), err
 		}, true, `baseline "z"`},
-		{"export", func() (string, error) {
+		{"export, verified", func() (string, error) {
 			var b strings.Builder
-			err := ExportTo(ctx, []string{dir}, filepath.Join(t.TempDir(), "x"), Options{}, &b)
+			out := filepath.Join(t.TempDir(), "x")
+			if err := ExportTo(ctx, []string{dir}, out, Options{}, &b); err != nil {
+				return "", err
+			}
+			err := VerifyTo(ctx, out, &b)
 			return b.String(), err
-		}, false, "exported 1 run(s), 2 arm(s)"},
+		}, false, "x: checksums match, every outcome recomputes"},
+		{"verify no export", func() (string, error) {
+			var b strings.Builder
+			return b.String(), VerifyTo(ctx, t.TempDir(), &b)
+		}, false, ""},
 		{"rerun show of a cohort", func() (string, error) { return made(ShowRerun(dir, "table")) }, true, "not a diagnostic rerun"},
 		{"rerun show format", func() (string, error) { return made(ShowRerun(dir, "csv")) }, true, `unknown --format "csv" (want table or json)`},
 	}
