@@ -54,7 +54,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		fs := newFlags(e, "capacity report", "capacity report RUNDIR [--format table|json] [--out FILE]")
 		format := fs.String("format", "table", "table or json")
 		out := fs.String("out", "", "write to FILE instead of standard output")
-		dir, err := parseRunArg(fs, args[1:], "capacity report needs one run directory", nil)
+		dir, err := parseRunArg(fs, args[1:], "capacity report needs one run directory", func() error { return screen.CheckCapacityFormat(*format) })
 		if err != nil {
 			return err
 		}

@@ -287,12 +287,8 @@ func (l *listFlag) Set(v string) error {
 }
 
 func cmdVersion(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "version", "version")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNone(newFlags(e, "version", "version"), args, "version takes no arguments"); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		return usagef("version takes no arguments")
 	}
 	fmt.Fprintf(e.stdout, "evalctl %s (%s, %s/%s)\n", runstore.Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil

@@ -266,11 +266,20 @@ func RunCapacityDir(ctx context.Context, dir string, o Options, stdout io.Writer
 	return w.Flush()
 }
 
+// CheckCapacityFormat refuses a format a capacity report is not written
+// in.
+func CheckCapacityFormat(format string) error {
+	if format != "table" && format != "json" {
+		return evalctl.Usagef("unknown --format %q (want table or json)", format)
+	}
+	return nil
+}
+
 // CapacityReportDir builds the report of the probe in dir and returns what
 // writes it as a table or JSON.
 func CapacityReportDir(dir, format string) (func(io.Writer) error, error) {
-	if format != "table" && format != "json" {
-		return nil, evalctl.Usagef("unknown --format %q (want table or json)", format)
+	if err := CheckCapacityFormat(format); err != nil {
+		return nil, err
 	}
 	st, run, plan, err := OpenCapacity(dir)
 	if err != nil {
