@@ -121,14 +121,14 @@ func exitCode(stderr io.Writer, name string, err error) int {
 		code, msg = 2, fmt.Sprintf("%s (%s)", ue.Error(), ue.See)
 	case errors.As(err, &ue):
 		code, msg = 2, fmt.Sprintf("%s (see 'evalctl %s --help')", ue.Error(), name)
+	case errors.As(err, &ee) && ee.msg == "":
+		return ee.code
 	case errors.As(err, &ee):
 		code, msg = ee.code, ee.msg
 	default:
 		msg = err.Error()
 	}
-	if msg != "" {
-		fmt.Fprintf(stderr, "evalctl %s: %s\n", name, strings.Join(strings.Fields(msg), " "))
-	}
+	fmt.Fprintf(stderr, "evalctl %s: %s\n", name, strings.Join(strings.Fields(msg), " "))
 	return code
 }
 
