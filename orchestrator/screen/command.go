@@ -196,8 +196,8 @@ type CapacityRequest struct {
 	LongOutput  int
 }
 
-// ParseContexts reads a comma-separated list of context sizes.
-func ParseContexts(s string) ([]int, error) {
+// parseContexts reads a comma-separated list of context sizes.
+func parseContexts(s string) ([]int, error) {
 	var sizes []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -215,7 +215,7 @@ func StartCapacity(ctx context.Context, r CapacityRequest, m Machine, stdout, st
 	if r.Profile == "" || r.Contexts == "" {
 		return evalctl.Usagef("capacity needs --profile and --contexts")
 	}
-	sizes, err := ParseContexts(r.Contexts)
+	sizes, err := parseContexts(r.Contexts)
 	if err != nil {
 		return err
 	}

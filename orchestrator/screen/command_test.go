@@ -34,8 +34,8 @@ func TestCommandOptions(t *testing.T) {
 		{"no contexts", func() error {
 			return StartCapacity(context.Background(), CapacityRequest{Profile: "p"}, Machine{}, nil, nil)
 		}, "capacity needs --profile and --contexts"},
-		{"bad context", func() error { _, err := ParseContexts("8192,8k"); return err }, `--contexts: "8k" is not a context size`},
-		{"zero context", func() error { _, err := ParseContexts("0"); return err }, `"0" is not a context size`},
+		{"bad context", func() error { _, err := parseContexts("8192,8k"); return err }, `--contexts: "8k" is not a context size`},
+		{"zero context", func() error { _, err := parseContexts("0"); return err }, `"0" is not a context size`},
 		{"capacity format", func() error { _, err := CapacityReportDir(t.TempDir(), "html"); return err }, `unknown --format "html" (want table or json)`},
 	}
 	for _, tt := range tests {
@@ -55,8 +55,8 @@ func TestCommandOptions(t *testing.T) {
 	}
 }
 
-func TestParseContexts(t *testing.T) {
-	got, err := ParseContexts("196608, 225280,262144")
+func TestContextSizes(t *testing.T) {
+	got, err := parseContexts("196608, 225280,262144")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ type Import struct {
 // Prepare checks r (mistakes are *evalctl.UsageError) and reads the
 // exercises under its source.
 func Prepare(r Request) (*Import, error) {
-	names := strings.Join(AdapterNames(), ", ")
+	names := strings.Join(adapterNames(), ", ")
 	if len(r.Args) != 2 {
 		return nil, evalctl.Usagef("cases import takes FORMAT and SRC (formats: %s)", names)
 	}
@@ -98,8 +98,8 @@ func (im *Import) Count(ctx context.Context, g Grader, out io.Writer) error {
 	return nil
 }
 
-// AdapterNames are the names of Adapters, sorted.
-func AdapterNames() []string {
+// adapterNames are the names of Adapters, sorted.
+func adapterNames() []string {
 	var out []string
 	for n := range Adapters {
 		out = append(out, n)
