@@ -7,7 +7,8 @@
 //
 // It also carries what the evalctl binary needs wherever it is installed:
 // the development suite, embedded, so that 'evalctl demo' runs on its
-// built-in cases from any directory, not only from a checkout.
+// built-in cases from any directory, not only from a checkout, and
+// UsageError, how any package says the user asked for the work wrongly.
 package evalctl
 
 import "embed"

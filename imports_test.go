@@ -49,7 +49,7 @@ var allowed = map[string][]string{
 	"orchestrator/runstore":          {"", "tasks"},
 	"orchestrator/model":             {""},
 	"orchestrator/transcript":        {"", "orchestrator/model"},
-	"orchestrator/scripted":          {"tasks"},
+	"orchestrator/scripted":          {"", "tasks"},
 	"orchestrator/telemetry":         {},
 	"orchestrator/longctx":           {},
 

@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
+	"io"
 
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/grader/controls"
+	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
+	"github.com/evalctl/evalctl/tasks/importer"
 )
 
 const casesUsage = `usage: evalctl cases <list|fingerprint|check|import|controls> [flags]
@@ -33,9 +34,9 @@ func cmdCases(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stdout, casesUsage)
 		return nil
 	case "list":
-		return casesList(e, args[1:])
+		return casesShow(e, "list", args[1:], (*tasks.Suite).WriteList)
 	case "fingerprint":
-		return casesFingerprint(e, args[1:])
+		return casesShow(e, "fingerprint", args[1:], (*tasks.Suite).WriteFingerprint)
 	case "check":
 		return casesCheck(ctx, e, args[1:])
 	case "import":
@@ -46,109 +47,120 @@ func cmdCases(ctx context.Context, e *env, args []string) error {
 	return usagef("unknown subcommand 'cases %s'", args[0])
 }
 
-// suiteFlag is the --suite flag of commands that take a suite: a
-// directory, by default ./cases in a checkout and the built-in suite
-// elsewhere.
-func suiteFlag(fs *flag.FlagSet) func() (*tasks.Suite, error) {
-	dir := fs.String("suite", "", "suite directory (default: ./cases when it holds a suite, else the suite built into evalctl)")
-	return func() (*tasks.Suite, error) { return tasks.LoadDefault(*dir) }
-}
+// suiteHelp says what --suite defaults to: ./cases in a checkout, the
+// built-in suite elsewhere.
+const suiteHelp = "suite directory (default: ./cases when it holds a suite, else the suite built into evalctl)"
 
-func loadSuiteFlag(e *env, name, synopsis string, args []string) (*tasks.Suite, []string, func() (string, error), error) {
-	fs := newFlags(e, name, synopsis)
-	load := suiteFlag(fs)
-	format := formatFlag(fs, "table", "table", "json")
+// casesShow is 'cases list' and 'cases fingerprint': write prints the suite.
+func casesShow(e *env, sub string, args []string, write func(*tasks.Suite, io.Writer, bool) error) error {
+	fs := newFlags(e, "cases "+sub, "cases "+sub+" [--suite DIR] [--format table|json]")
+	dir := fs.String("suite", "", suiteHelp)
+	format := jsonFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
-		return nil, nil, nil, err
+		return err
 	}
-	if _, err := format(); err != nil {
-		return nil, nil, nil, err
-	}
-	s, err := load()
-	return s, fs.Args(), format, err
-}
-
-func casesList(e *env, args []string) error {
-	s, rest, format, err := loadSuiteFlag(e, "cases list", "cases list [--suite DIR] [--format table|json]", args)
+	asJSON, err := format()
 	if err != nil {
 		return err
 	}
-	if len(rest) != 0 {
-		return usagef("cases list takes no arguments")
-	}
-	f, _ := format()
-	return s.WriteList(e.stdout, f == "json")
-}
-
-func casesFingerprint(e *env, args []string) error {
-	s, rest, format, err := loadSuiteFlag(e, "cases fingerprint", "cases fingerprint [--suite DIR] [--format table|json]", args)
+	s, err := tasks.LoadDefault(*dir)
 	if err != nil {
 		return err
 	}
-	if len(rest) != 0 {
-		return usagef("cases fingerprint takes no arguments")
+	if fs.NArg() != 0 {
+		return usagef("cases %s takes no arguments", sub)
 	}
-	f, _ := format()
-	return s.WriteFingerprint(e.stdout, f == "json")
+	return write(s, e.stdout, asJSON)
 }
 
 func casesCheck(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "cases check", "cases check [--suite DIR] [--concurrency N] [--retries N] [--format table|json] [CASE...]")
-	dir := fs.String("suite", "", "suite directory (default: ./cases when it holds a suite, else the suite built into evalctl)")
-	conc := fs.Int("concurrency", 2, "grades run at once")
+	fs := newFlags(e, "cases check", "cases check [--suite DIR] [--concurrency N] [--retries N] [--sandbox-hosts FILE] [--format table|json] [CASE...]")
+	var o controls.CheckOptions
+	fs.StringVar(&o.Suite, "suite", "", suiteHelp)
+	fs.IntVar(&o.Concurrency, "concurrency", 2, "grades run at once")
+	fs.IntVar(&o.Retries, "retries", 1, "times a variant whose grading failed for an infrastructure reason is graded again")
 	hostsFile := fs.String("sandbox-hosts", "", "hosts file naming the Docker Engines to grade on (README \"Sandbox hosts\")")
-	retries := fs.Int("retries", 1, "times a variant whose grading failed for an infrastructure reason is graded again")
-	format := formatFlag(fs, "table", "table", "json")
+	format := jsonFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *conc < 1 {
-		return usagef("--concurrency must be at least 1")
+	var err error
+	if o.JSON, err = format(); err != nil {
+		return err
 	}
-	if *retries < 0 {
-		return usagef("--retries must be at least 0")
+	o.Cases = fs.Args()
+	return controls.Check(ctx, o, func(conc int) (*grader.Grader, func(), error) { return newGraderOn(ctx, e, conc, *hostsFile) }, e.stdout, e.stderr)
+}
+
+func casesImport(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "cases import", "cases import FORMAT SRC --out SUITE [--name NAME] [--version V] [--prompt-template FILE] [--concurrency N] [--max N] [--no-controls]")
+	var r importer.Request
+	fs.StringVar(&r.Out, "out", "", "directory of the new suite (must not exist or be empty; required)")
+	fs.StringVar(&r.Name, "name", "", "suite name (default: the base name of --out)")
+	fs.StringVar(&r.Version, "version", "1.0.0", "suite version")
+	fs.StringVar(&r.PromptFile, "prompt-template", "", "text/template file rendering each case's prompt (fields .Name .Language .Instructions .Solution .Files; default: instructions plus the files to change)")
+	fs.IntVar(&r.Concurrency, "concurrency", 2, "grades run at once")
+	max := fs.Int("max", 24, "mutants graded per case phase when generating controls (spread over all made)")
+	noControls := fs.Bool("no-controls", false, "do not generate negative controls (the suite then fails 'cases check' until it has some)")
+	var err error
+	if r.Args, err = parseArgs(fs, args, 0, -1, ""); err != nil {
+		return err
 	}
-	f, err := format()
+	if *max < 1 {
+		return usagef("--max must be at least 1")
+	}
+	im, err := importer.Prepare(r)
 	if err != nil {
 		return err
 	}
-	s, broken, err := tasks.LoadDefaultPartial(*dir)
+	if err := im.Write(e.stderr); err != nil {
+		return err
+	}
+	gen, done, err := newGenerator(ctx, e, r.Concurrency)
 	if err != nil {
 		return err
 	}
-	cases, reported, err := controls.Select(s, broken, fs.Args())
-	var nc *controls.NoCaseError
-	if errors.As(err, &nc) {
-		return usagef("%v", err)
+	defer done()
+	if err := im.Count(ctx, gen.Grader, e.stdout); err != nil || *noControls {
+		return err
 	}
+	return gen.GenerateDir(ctx, r.Out, nil, controls.SuiteOptions{Options: controls.Options{Max: *max}, Out: e.stdout, Log: e.stderr})
+}
+
+// casesControls is 'cases controls generate [CASE...]'.
+func casesControls(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || args[0] != "generate" {
+		return usagef("expected 'cases controls generate [--suite DIR] [CASE...]'")
+	}
+	fs := newFlags(e, "cases controls generate", "cases controls generate [--suite DIR] [--max N] [--keep N] [--concurrency N] [--dry-run] [CASE...]")
+	o := controls.SuiteOptions{Out: e.stdout, Log: e.stderr}
+	dir := fs.String("suite", "cases", "suite directory")
+	fs.IntVar(&o.Max, "max", 24, "mutants graded per case phase (spread over all made)")
+	fs.IntVar(&o.Keep, "keep", 3, "controls kept per case phase")
+	conc := fs.Int("concurrency", 2, "grades run at once")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "report the mutation score and survivors; write nothing")
+	pos, err := parseArgs(fs, args[1:], 0, -1, "")
 	if err != nil {
 		return err
 	}
-	for _, b := range reported {
-		fmt.Fprintf(e.stderr, "BROKEN %v\n", b)
+	if err := controls.CheckLimits(*conc, o.Options); err != nil {
+		return err
 	}
-	var g *grader.Grader
-	if len(cases) > 0 {
-		var done func()
-		if g, done, err = newGraderOn(ctx, e, *conc, *hostsFile); err != nil {
-			return err
-		}
-		defer done()
-	}
-	gate, err := controls.RunGate(ctx, g, s, cases, reported, controls.GateOptions{Retries: *retries, Concurrency: *conc, Progress: e.stderr})
+	gen, done, err := newGenerator(ctx, e, *conc)
 	if err != nil {
 		return err
 	}
-	if f == "json" {
-		err = gate.WriteJSON(e.stdout)
-	} else {
-		err = gate.WriteTable(e.stdout)
-	}
+	defer done()
+	return gen.GenerateDir(ctx, *dir, pos, o)
+}
+
+// newGenerator connects to the Docker Engine, builds the sandbox image if
+// needed, and returns a control generator with its grader.
+func newGenerator(ctx context.Context, e *env, conc int) (*controls.Generator, func(), error) {
+	eng, img, err := sandbox.ConnectImage(ctx, e.stderr)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	if msg := gate.Failure(); msg != "" {
-		return &exitError{code: 1, msg: msg}
-	}
-	return gate.Infra
+	g := grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc})
+	return &controls.Generator{Engine: eng, Image: img.Ref, Grader: g}, func() { eng.Close() }, nil
 }

@@ -14,22 +14,18 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 	out := fs.String("out", "runs", "directory under which the run directory is created")
 	cases := fs.String("cases", "", "comma-separated cases (default: all)")
 	realtime := fs.Bool("realtime", false, "pace the scripted model like a real one (60 tokens per second) instead of its fast default")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNone(fs, args, "demo takes no arguments"); err != nil {
 		return err
-	}
-	if fs.NArg() != 0 {
-		return usagef("demo takes no arguments")
 	}
 	eng, err := sandbox.Connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	live := stderrIsTerminal(e)
 	var list []string
 	if *cases != "" {
 		list = strings.Split(*cases, ",")
 	}
-	_, err = demo.Run(ctx, demo.Options{SuiteDir: *suite, OutDir: *out, Cases: list, Realtime: *realtime, Engine: eng, Progress: e.stderr, Stdout: e.stdout, Live: live})
+	_, err = demo.Run(ctx, demo.Options{SuiteDir: *suite, OutDir: *out, Cases: list, Realtime: *realtime, Engine: eng, Progress: e.stderr, Stdout: e.stdout, Live: stderrIsTerminal(e)})
 	return err
 }

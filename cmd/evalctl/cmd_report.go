@@ -2,102 +2,89 @@ package main
 
 import (
 	"context"
-	"errors"
-	"io"
+	"flag"
 	"strings"
 
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/summary"
 )
 
 func cmdReport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "report", "report RUN... [--suite VERSION] [--baseline ARM] [--format table|md|json|csv|html] [--allow-mixed] [--out FILE]")
-	suite := fs.String("suite", "", "read outcomes under this graded suite version (\"2.0.2\" or \"name@2.0.2\"); default: the suite each run ran under")
-	baseline := fs.String("baseline", "", "arm the others are compared with (default: the first arm of the first run's plan)")
+	o := poolFlags(fs, "read outcomes under this graded suite version (\"2.0.2\" or \"name@2.0.2\"); default: the suite each run ran under",
+		"the first arm of the first run's plan", "the report")
 	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats, ", "))
-	allowMixed := fs.Bool("allow-mixed", false, "pool runs whose suite fingerprint, image or arm hash differ, flagging the report")
 	out := fs.String("out", "", "write the report to FILE instead of standard output")
 	compare := fs.String("compare", "", "screen runs: compare two modes side by side (A,B)")
-	dirs, err := parseWithPositionals(fs, args)
+	dirs, err := parseArgs(fs, args, 1, -1, "report needs at least one run directory")
 	if err != nil {
 		return err
 	}
-	if len(dirs) == 0 {
-		return usagef("report needs at least one run directory")
-	}
 	// A throughput screen is reported by the screen's own report.
-	if len(dirs) == 1 {
-		d, _ := runstore.Resolve(runsRoot(), dirs[0])
-		if st, err := runstore.Open(d); err == nil {
-			if run, err := st.ReadRun(); err == nil && run.Kind == "screen" {
-				sargs := []string{"report", d, "--format", *format}
-				if *compare != "" {
-					sargs = append(sargs, "--compare", *compare)
-				}
-				if *out != "" {
-					sargs = append(sargs, "--out", *out)
-				}
-				return cmdScreen(ctx, e, sargs)
-			}
-		}
+	d, _ := runstore.Resolve(runsRoot(), dirs[0])
+	if k, _ := runKind(d); len(dirs) == 1 && k == "screen" {
+		return cmdScreen(ctx, e, []string{"report", d, "--format", *format, "--compare", *compare, "--out", *out})
 	}
 	if *compare != "" {
 		return usagef("--compare applies to screen runs; for cohorts use --baseline")
 	}
-	if !report.ValidFormat(*format) {
-		return usagef("unknown --format %q (want one of %s)", *format, strings.Join(report.Formats, ", "))
+	if err := report.CheckFormat(*format); err != nil {
+		return err
 	}
 	if dirs, err = resolveRuns(dirs, true); err != nil {
 		return err
 	}
-	if err := checkGraded(dirs, *suite); err != nil {
-		return err
-	}
-	in, err := report.Load(ctx, dirs, *suite)
-	if err != nil {
-		return err
-	}
-	rep, err := report.Build(in, report.Options{Suite: *suite, Baseline: *baseline, AllowMixed: *allowMixed})
-	if errors.Is(err, report.ErrUnknownArm) {
-		return usagef("%v", err)
-	}
-	if err != nil {
-		return err
-	}
-	if *format == report.FormatHTML {
-		// The page also shows each arm's settings and server identity.
-		setup, err := report.LoadSetup(dirs)
-		if err != nil {
-			return err
-		}
-		return writeOut(e, *out, func(w io.Writer) error { return report.WriteHTMLWith(w, rep, setup) })
-	}
-	// A diagnostic rerun is set beside the attempt it reran.
-	if len(dirs) == 1 && *format == report.FormatTable {
-		sbs, err := report.LoadRerun(dirs[0])
-		if err != nil && !errors.Is(err, report.ErrNotRerun) {
-			return err
-		}
-		if sbs != nil {
-			return writeOut(e, *out, func(w io.Writer) error {
-				if err := report.Write(w, rep, *format); err != nil {
-					return err
-				}
-				io.WriteString(w, "\n")
-				return sbs.WriteTable(w)
-			})
-		}
-	}
-	return writeOut(e, *out, func(w io.Writer) error { return report.Write(w, rep, *format) })
+	return writeReport(e, *out)(report.Make(ctx, dirs, *o, *format))
 }
 
-// checkGraded refuses a --suite version some run was never graded under
-// (a usage error listing the versions that were).
-func checkGraded(dirs []string, version string) error {
-	err := report.CheckGraded(dirs, version)
-	var ng *report.NotGradedError
-	if errors.As(err, &ng) {
-		return usagef("%v", err)
+// poolFlags are the flags of commands that pool cohorts per arm.
+func poolFlags(fs *flag.FlagSet, suite, baseline, flagged string) *report.Options {
+	o := &report.Options{}
+	fs.StringVar(&o.Suite, "suite", "", suite)
+	fs.StringVar(&o.Baseline, "baseline", "", "arm the others are compared with (default: "+baseline+")")
+	fs.BoolVar(&o.AllowMixed, "allow-mixed", false, "pool runs whose suite fingerprint, image or arm hash differ, flagging "+flagged)
+	return o
+}
+
+func cmdExport(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "export", "export RUNDIR... --out DIR [--suite VERSION] [--baseline ARM] [--allow-mixed]")
+	out := fs.String("out", "", "directory to write the export to (created; must be empty)")
+	o := poolFlags(fs, "read outcomes under this graded suite version (default: the suite each run ran under)", "the first arm", "the aggregates")
+	dirs, err := parseArgs(fs, args, 1, -1, "export needs at least one run directory")
+	if err != nil {
+		return err
 	}
-	return err
+	if *out == "" {
+		return usagef("export needs --out DIR")
+	}
+	if dirs, err = resolveRuns(dirs, true); err != nil {
+		return err
+	}
+	return report.ExportTo(ctx, dirs, *out, *o, e.stdout)
+}
+
+func cmdVerify(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "verify", "verify DIR")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("verify takes one export directory")
+	}
+	return report.VerifyTo(ctx, fs.Arg(0), e.stdout)
+}
+
+func cmdSummarize(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "summarize", "summarize RUNDIR|DIAGNOSIS.json... [--out results.json]")
+	out := fs.String("out", "", "write the results document to FILE instead of standard output")
+	inputs, err := parseArgs(fs, args, 1, -1, "summarize needs at least one run directory (cohort, screen or capacity) or fixture diagnosis file")
+	if err != nil {
+		return err
+	}
+	doc, err := summary.Summarize(ctx, inputs)
+	if err != nil {
+		return err
+	}
+	return writeReport(e, *out)(doc.WriteJSON, nil)
 }

@@ -2,25 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
 	"github.com/evalctl/evalctl/sandbox"
 )
-
-// setFlags collects repeated --set FIELD=VALUE.
-type setFlags []string
-
-func (s *setFlags) String() string     { return strings.Join(*s, ",") }
-func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
-
-var _ flag.Value = (*setFlags)(nil)
 
 const rerunSynopsis = `rerun RUNDIR/attempts/ID --set FIELD=VALUE [--set ...] [--label NAME] [--out DIR]
        evalctl rerun show RERUNDIR [--format table|json]`
@@ -30,21 +18,15 @@ func cmdRerun(ctx context.Context, e *env, args []string) error {
 		return rerunShow(e, args[1:])
 	}
 	fs := newFlags(e, "rerun", rerunSynopsis)
-	var sets setFlags
+	var sets listFlag
 	fs.Var(&sets, "set", "a setting of the arm to change, FIELD=VALUE (max_tokens=65536, sampling.temperature=0.6, extra.n_probs=4, profile=FILE); repeatable")
 	label := fs.String("label", "", "name of the rerun's arm (default: the original arm's name + \"-rerun\")")
 	out := fs.String("out", "runs", "directory under which the run directory is created")
-	pos, err := parseWithPositionals(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "rerun takes one attempt directory (RUNDIR/attempts/ID)")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("rerun takes one attempt directory (RUNDIR/attempts/ID)")
-	}
-	if _, _, err := orchestrator.RerunPlan(pos[0], sets, *label); err != nil {
-		if errors.Is(err, orchestrator.ErrRerun) {
-			return usagef("%v", err)
-		}
+	if err := orchestrator.CheckRerun(pos[0], sets, *label); err != nil {
 		return err
 	}
 	eng, err := sandbox.Connect(ctx)
@@ -52,9 +34,8 @@ func cmdRerun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer eng.Close()
-	live := stderrIsTerminal(e)
 	res, err := orchestrator.Rerun(ctx, orchestrator.Options{OutDir: *out, Engine: eng, Temperature: &telemetry.Thermal{},
-		Progress: e.stderr, Live: live}, pos[0], sets, *label)
+		Progress: e.stderr, Live: stderrIsTerminal(e)}, pos[0], sets, *label)
 	if res == nil {
 		return err
 	}
@@ -72,27 +53,9 @@ func cmdRerun(ctx context.Context, e *env, args []string) error {
 func rerunShow(e *env, args []string) error {
 	fs := newFlags(e, "rerun show", "rerun show RERUNDIR [--format table|json]")
 	format := fs.String("format", "table", "table or json")
-	pos, err := parseWithPositionals(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "rerun show takes one rerun's run directory")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("rerun show takes one rerun's run directory")
-	}
-	if *format != "table" && *format != "json" {
-		return usagef("unknown --format %q (want table or json)", *format)
-	}
-	sbs, err := report.LoadRerun(pos[0])
-	if errors.Is(err, report.ErrNotRerun) {
-		return usagef("%v", err)
-	}
-	if err != nil {
-		return err
-	}
-	return writeOut(e, "", func(w io.Writer) error {
-		if *format == "json" {
-			return writeJSON(w, sbs)
-		}
-		return sbs.WriteTable(w)
-	})
+	return writeReport(e, "")(report.ShowRerun(pos[0], *format))
 }

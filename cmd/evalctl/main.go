@@ -2,29 +2,31 @@
 // against a model endpoint in a tool-calling loop inside Docker sandboxes,
 // grades the answers with frozen checks, and pools the results per arm.
 //
-// This file only dispatches: each command lives in its own cmd_*.go file,
-// parses its flags, builds the pieces and calls one Run function. Errors
-// are mapped to exit codes here, in one place: 0 success, 1 the work
-// failed, 2 usage error; commands may choose another with exitError (run:
-// 3, stopped and resumable).
+// This file dispatches and holds the flag plumbing; the commands live in
+// cmd_*.go files by domain. Each parses its flags into the options value of
+// the package that does its work and calls it. Errors are mapped to exit
+// codes here, in one place: 0 success, 1 the work failed, 2 usage error
+// (*evalctl.UsageError, from flags or from the package); run exits 3 when
+// stopped and resumable.
 package main
 
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
 
 	"golang.org/x/term"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
@@ -63,15 +65,10 @@ var commands = map[string]command{
 	"controls":    {"fixture diagnosis: answers, reference and controls under two suite versions (controls --case NAME --suite A [--suite B] [--answers RUNDIR...])", cmdControls},
 }
 
-// usageError marks a mistake in how evalctl was called (exit code 2).
-type usageError struct{ msg string }
+func usagef(format string, a ...any) error { return evalctl.Usagef(format, a...) }
 
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
-
-// exitError carries an exit code chosen by a command that has already
-// reported its failure (e.g. "cases check" found an unmet expectation).
+// exitError carries an exit code chosen by a command (run: 3, stopped and
+// resumable).
 type exitError struct {
 	code int
 	msg  string
@@ -108,33 +105,31 @@ func run(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "evalctl: unknown command %q; run 'evalctl --help' for the list\n", args[0])
 		return 2
 	}
-	err := cmd.run(ctx, e, args[1:])
-	return exitCode(e.stderr, args[0], err)
+	return exitCode(e.stderr, args[0], cmd.run(ctx, e, args[1:]))
 }
 
-// exitCode prints err in one line on stderr and maps it to an exit code.
+// exitCode prints err in one line on stderr and maps it to an exit code:
+// 0 success, 1 the work failed, 2 a usage error, or the command's own.
 func exitCode(stderr io.Writer, name string, err error) int {
-	if err == nil || errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "evalctl %s: %s (see 'evalctl %s --help')\n", name, oneLine(ue.msg), name)
-		return 2
-	}
+	var ue *evalctl.UsageError
 	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintf(stderr, "evalctl %s: %s\n", name, oneLine(ee.msg))
-		}
+	code, msg := 1, ""
+	switch {
+	case err == nil || errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue) && ue.See != "":
+		code, msg = 2, fmt.Sprintf("%s (%s)", ue.Error(), ue.See)
+	case errors.As(err, &ue):
+		code, msg = 2, fmt.Sprintf("%s (see 'evalctl %s --help')", ue.Error(), name)
+	case errors.As(err, &ee) && ee.msg == "":
 		return ee.code
+	case errors.As(err, &ee):
+		code, msg = ee.code, ee.msg
+	default:
+		msg = err.Error()
 	}
-	fmt.Fprintf(stderr, "evalctl %s: %s\n", name, oneLine(err.Error()))
-	return 1
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+	fmt.Fprintf(stderr, "evalctl %s: %s\n", name, strings.Join(strings.Fields(msg), " "))
+	return code
 }
 
 func printUsage(w io.Writer) {
@@ -151,109 +146,126 @@ func printUsage(w io.Writer) {
 }
 
 // newFlags makes a flag set that reports errors instead of exiting, with a
-// usage line naming the command.
+// usage line naming the command and its flags spelt with two dashes.
 func newFlags(e *env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "usage: evalctl %s\n\n", synopsis)
-		printDefaults(e.stderr, fs)
+		fs.VisitAll(func(f *flag.Flag) {
+			name, usage := flag.UnquoteUsage(f)
+			fmt.Fprintf(e.stderr, "  --%s\n    \t%s", strings.TrimSpace(f.Name+" "+name), strings.ReplaceAll(usage, "\n", "\n    \t"))
+			if d := f.DefValue; d != "" && d != "false" && d != "0" {
+				fmt.Fprintf(e.stderr, " (default %q)", d)
+			}
+			fmt.Fprintln(e.stderr)
+		})
+		fmt.Fprintln(e.stderr, "  --version\n    \tprint the evalctl version")
 	}
 	return fs
 }
 
-// printDefaults lists a flag set's flags as the usage lines write them,
-// with two dashes (the flag package prints one), each with its default.
-func printDefaults(w io.Writer, fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) {
-		name, usage := flag.UnquoteUsage(f)
-		line := "  --" + f.Name
-		if name != "" {
-			line += " " + name
-		}
-		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
-		if d := f.DefValue; d != "" && d != "false" && d != "0" {
-			fmt.Fprintf(w, " (default %q)", d)
-		}
-		fmt.Fprintln(w)
-	})
-	fmt.Fprintln(w, "  --version\n    \tprint the evalctl version")
-}
-
-// formatFlag is the one --format flag of every command that prints
-// results; --json stays as a short form of --format json.
-func formatFlag(fs *flag.FlagSet, def string, names ...string) func() (string, error) {
-	format := fs.String("format", def, "output format: "+strings.Join(names, ", "))
+// jsonFlag is the --format table|json flag of commands that print results;
+// --json stays as a short form of --format json.
+func jsonFlag(fs *flag.FlagSet) func() (bool, error) {
+	format := fs.String("format", "table", "output format: table, json")
 	asJSON := fs.Bool("json", false, "short for --format json")
-	return func() (string, error) {
-		if *asJSON {
-			if *format != def && *format != "json" {
-				return "", usagef("--json and --format %s disagree", *format)
-			}
-			return "json", nil
+	return func() (bool, error) {
+		switch {
+		case *asJSON && *format != "table" && *format != "json":
+			return false, usagef("--json and --format %s disagree", *format)
+		case *format != "table" && *format != "json" && !*asJSON:
+			return false, usagef("unknown --format %q (want one of table, json)", *format)
 		}
-		for _, n := range names {
-			if *format == n {
-				return n, nil
-			}
-		}
-		return "", usagef("unknown --format %q (want one of %s)", *format, strings.Join(names, ", "))
+		return *asJSON || *format == "json", nil
 	}
 }
 
 // parseFlags parses args, turning flag errors into usage errors (--help is
 // success).
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{err.Error()}
+	err := fs.Parse(args)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		return evalctl.Usage(err)
 	}
-	return nil
+	return err
 }
 
-// writeOut writes through fill to stdout, or atomically to path.
-func writeOut(e *env, path string, fill func(io.Writer) error) error {
-	if path == "" {
-		w := bufio.NewWriter(e.stdout)
-		if err := fill(w); err != nil {
-			return err
-		}
-		return w.Flush()
-	}
-	if err := runstore.WriteAtomic(path, 0o644, fill); err != nil {
+// parseNone parses args, which must hold only flags (else the usage error
+// msg).
+func parseNone(fs *flag.FlagSet, args []string, msg string) error {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "wrote %s\n", path)
+	if fs.NArg() != 0 {
+		return usagef("%s", msg)
+	}
 	return nil
 }
 
-// writeJSON writes v as indented JSON.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-// parseWithPositionals parses flags that may come before, between or after
-// positional arguments ("report RUNDIR --format json"), which the flag
-// package alone stops at. "--" ends flag parsing.
-func parseWithPositionals(fs *flag.FlagSet, args []string) ([]string, error) {
+// parseArgs parses flags that may come before, between or after positional
+// arguments ("report RUNDIR --format json"), which the flag package alone
+// stops at ("--" ends flags), and wants min to max (-1: any) positionals,
+// else the usage error msg ("": the first one is unexpected).
+func parseArgs(fs *flag.FlagSet, args []string, min, max int, msg string) ([]string, error) {
 	var pos []string
 	for {
 		if err := parseFlags(fs, args); err != nil {
 			return nil, err
 		}
 		rest := fs.Args()
+		if len(rest) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			pos, rest = append(pos, rest...), nil
+		}
 		if len(rest) == 0 {
-			return pos, nil
+			break
 		}
-		if len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+	switch {
+	case len(pos) >= min && (max < 0 || len(pos) <= max):
+		return pos, nil
+	case msg == "":
+		return nil, usagef("unexpected argument %q", pos[0])
+	}
+	return nil, usagef("%s", msg)
+}
+
+// parseRunArg parses flags anywhere among args around exactly one run (else
+// the usage error need), runs check on the parsed options, and resolves
+// the run to its directory.
+func parseRunArg(fs *flag.FlagSet, args []string, need string, check func() error) (string, error) {
+	pos, err := parseArgs(fs, args, 1, 1, need)
+	if err != nil {
+		return "", err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return "", err
 		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
+	}
+	return resolveRun(pos[0])
+}
+
+// writeReport writes what a built report's fill writes (or returns its
+// error) to stdout, or atomically to path.
+func writeReport(e *env, path string) func(func(io.Writer) error, error) error {
+	return func(fill func(io.Writer) error, err error) error {
+		if err != nil {
+			return err
+		}
+		if path != "" {
+			if err := runstore.WriteAtomic(path, 0o644, fill); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stderr, "wrote %s\n", path)
+			return nil
+		}
+		w := bufio.NewWriter(e.stdout)
+		if err := fill(w); err != nil {
+			return err
+		}
+		return w.Flush()
 	}
 }
 
@@ -262,4 +274,22 @@ func parseWithPositionals(fs *flag.FlagSet, args []string) ([]string, error) {
 func stderrIsTerminal(e *env) bool {
 	f, ok := e.stderr.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// listFlag collects a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
+func cmdVersion(ctx context.Context, e *env, args []string) error {
+	if err := parseNone(newFlags(e, "version", "version"), args, "version takes no arguments"); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "evalctl %s (%s, %s/%s)\n", runstore.Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
 }

@@ -420,10 +420,12 @@ func Resolve(root, arg string) (string, error) {
 }
 
 // Lookup finds a run under root only, by directory name, id, or a unique
-// prefix of either; arg is never taken as a path.
+// prefix of either; arg is never taken as a path. Naming no run, or several,
+// is the user's mistake (an *evalctl.UsageError wrapping ErrNoRun or
+// ErrAmbiguous).
 func Lookup(root, arg string) (string, error) {
 	if arg == "" || strings.ContainsAny(arg, `/\`) || arg == "." || arg == ".." {
-		return "", fmt.Errorf("run %q: %w", arg, ErrNoRun)
+		return "", evalctl.Usage(fmt.Errorf("run %q: %w", arg, ErrNoRun))
 	}
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -454,11 +456,11 @@ func Lookup(root, arg string) (string, error) {
 	case len(exact) == 0 && len(prefix) == 1:
 		return prefix[0], nil
 	case len(exact)+len(prefix) == 0:
-		return "", fmt.Errorf("run %q: %w under %s ('evalctl runs %s' lists them)", arg, ErrNoRun, root, root)
+		return "", evalctl.Usage(fmt.Errorf("run %q: %w under %s ('evalctl runs %s' lists them)", arg, ErrNoRun, root, root))
 	}
 	all := append(exact, prefix...)
 	sort.Strings(all)
-	return "", fmt.Errorf("run %q: %w: it matches %d runs under %s: %s", arg, ErrAmbiguous, len(all), root, strings.Join(all, ", "))
+	return "", evalctl.Usage(fmt.Errorf("run %q: %w: it matches %d runs under %s: %s", arg, ErrAmbiguous, len(all), root, strings.Join(all, ", ")))
 }
 
 // Expand turns a folder of runs into its run directories of the given kind

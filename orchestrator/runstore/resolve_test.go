@@ -1,10 +1,13 @@
 package runstore
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/evalctl/evalctl"
 )
 
 // TestWriteTable: unknown counts, arms, states and suites print as "-",
@@ -56,5 +59,40 @@ func TestResolveAllFolder(t *testing.T) {
 	t.Setenv(RunsEnv, root)
 	if Root() != root {
 		t.Errorf("Root() = %q with %s=%s", Root(), RunsEnv, root)
+	}
+}
+
+// TestLookupMistakesAreUsage: naming no run or several is the user's
+// mistake (exit 2), and still ErrNoRun or ErrAmbiguous to errors.Is; a
+// folder that cannot be read is not.
+func TestLookupMistakesAreUsage(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"abc-1", "abc-2"} {
+		if err := os.Mkdir(filepath.Join(root, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJSON(filepath.Join(root, name, RunFile), map[string]string{"id": "id-" + name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		arg, root string
+		is        error
+		usage     bool
+	}{
+		{"nosuchrun", root, ErrNoRun, true},
+		{"..", root, ErrNoRun, true},
+		{"abc", root, ErrAmbiguous, true},
+		{"abc", filepath.Join(root, "missing"), nil, false},
+	}
+	for _, tt := range tests {
+		_, err := Lookup(tt.root, tt.arg)
+		var ue *evalctl.UsageError
+		if err == nil || errors.As(err, &ue) != tt.usage || (tt.is != nil && !errors.Is(err, tt.is)) {
+			t.Errorf("Lookup(%q, %q) = %v; want usage %v, is %v", tt.root, tt.arg, err, tt.usage, tt.is)
+		}
+	}
+	if d, err := Lookup(root, "abc-1"); err != nil || d != filepath.Join(root, "abc-1") {
+		t.Errorf("Lookup(abc-1) = %q, %v", d, err)
 	}
 }

@@ -7,7 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"time"
+
+	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/orchestrator/runstore"
 )
 
 // Public reports whether addr ("host:port") may be reachable from other
@@ -44,4 +48,31 @@ func Serve(ctx context.Context, root, addr string, w io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// ServeRuns is 'evalctl view [DIR]': it serves the folder of runs dir, or
+// the one run it names (a directory, or an id or prefix under root), or
+// root when dir is "". A folder that is not there or an address that does
+// not parse is a usage error; a non-loopback address is warned about on
+// warn.
+func ServeRuns(ctx context.Context, root, dir, addr string, w, warn io.Writer) error {
+	if dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			if dir, err = runstore.Resolve(root, dir); err != nil {
+				return err
+			}
+		}
+		root = dir
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return evalctl.Usagef("%s is not a directory of runs", root)
+	}
+	public, err := Public(addr)
+	if err != nil {
+		return evalctl.Usagef("--addr %q: %v", addr, err)
+	}
+	if public {
+		fmt.Fprintf(warn, "warning: serving on %s, reachable from other machines: runs hold prompts, code and transcripts\n", addr)
+	}
+	return Serve(ctx, root, addr, w)
 }

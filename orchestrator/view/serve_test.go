@@ -2,14 +2,19 @@ package view
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/evalctl/evalctl"
 )
 
 func TestPublic(t *testing.T) {
@@ -77,5 +82,24 @@ func TestServe(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not stop")
+	}
+}
+
+// TestServeRunsRefuses: what 'evalctl view' is given that names no folder
+// of runs, or no address, is a usage error, found before listening.
+func TestServeRunsRefuses(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "file"), []byte("x"), 0o644)
+	for _, tt := range []struct{ root, dir, addr, want string }{
+		{filepath.Join(root, "nope"), "", "127.0.0.1:0", "nope is not a directory of runs"},
+		{root, "nosuchrun", "127.0.0.1:0", `run "nosuchrun": no such run`},
+		{root, "", "no-port", `--addr "no-port"`},
+		{root, "file", "127.0.0.1:0", `run "file": no such run`},
+	} {
+		err := ServeRuns(context.Background(), tt.root, tt.dir, tt.addr, io.Discard, io.Discard)
+		var ue *evalctl.UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ServeRuns(%s, %q, %s) = %v; want a usage error with %q", tt.root, tt.dir, tt.addr, err, tt.want)
+		}
 	}
 }

@@ -1,0 +1,79 @@
+package orchestrator
+
+import (
+	"errors"
+
+	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+// Request is what 'evalctl run' asks for: a plan to register and run, a
+// stopped run to resume, or one to cancel.
+type Request struct {
+	PlanFile     string
+	Out          string // directory under which a new run directory is created
+	Resume       string
+	Cancel       string
+	ReplaceInfra bool // on resume, re-run infra-failed attempts as registered replacements
+	Check        bool // check the plan and its endpoints, run nothing
+	// HostsFile names the Docker Engines that run sandboxes, instead of
+	// the plan's sandbox_hosts ("": the plan's, or the local engine).
+	HostsFile string
+}
+
+// SandboxHosts loads HostsFile (nil when there is none); a mistake in it
+// is a usage error naming the file, line and field.
+func (r Request) SandboxHosts() ([]SandboxHost, error) {
+	if r.HostsFile == "" {
+		return nil, nil
+	}
+	h, err := LoadSandboxHosts(r.HostsFile)
+	return h, evalctl.Usage(err)
+}
+
+// Validate refuses options that do not go together.
+func (r Request) Validate() error {
+	switch {
+	case r.Cancel != "" && (r.PlanFile != "" || r.Resume != ""):
+		return evalctl.Usagef("--cancel goes alone")
+	case r.Cancel != "":
+		return nil
+	case (r.PlanFile == "") == (r.Resume == ""):
+		return evalctl.Usagef("give exactly one of --plan and --resume")
+	case r.ReplaceInfra && r.Resume == "":
+		return evalctl.Usagef("--replace-infra goes with --resume")
+	case r.Check && r.PlanFile == "":
+		return evalctl.Usagef("--check goes with --plan")
+	}
+	return nil
+}
+
+// LoadPlan loads the request's plan and suite (none when it resumes); a
+// mistake in the plan is a usage error (see PlanUsage).
+func (r Request) LoadPlan() (*Plan, *tasks.Suite, error) {
+	if r.PlanFile == "" {
+		return nil, nil, nil
+	}
+	plan, suite, err := LoadPlan(r.PlanFile)
+	return plan, suite, PlanUsage(err)
+}
+
+// PlanUsage marks a mistake in a plan (*PlanError) as a usage error whose
+// help is the plan reference, not run's flags.
+func PlanUsage(err error) error {
+	var pe *PlanError
+	if errors.As(err, &pe) {
+		return &evalctl.UsageError{Err: err, See: "every plan field: 'evalctl run --help-plan'"}
+	}
+	return err
+}
+
+// CheckRerun refuses, before anything runs, a rerun that cannot be made
+// as asked (a usage error wrapping ErrRerun).
+func CheckRerun(attemptDir string, sets []string, label string) error {
+	_, _, err := RerunPlan(attemptDir, sets, label)
+	if errors.Is(err, ErrRerun) {
+		return evalctl.Usage(err)
+	}
+	return err
+}
