@@ -162,6 +162,7 @@ func TestCohortOnTwoEnginesMatchesOne(t *testing.T) {
 // lost; a resume with --replace-infra on the engine left completes the
 // cohort with the outcomes of a one-engine run, no slot completed twice.
 func TestKillingAnEngineMidRunLosesNoAttempt(t *testing.T) {
+	sandboxtest.Long(t)
 	eng, img := sandboxtest.Engine(t)
 	r0, r1 := startScripted(t, scripted.Config{}), startScripted(t, scripted.Config{})
 	one, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, hostsPlanFile(t, r0.URL(), r1.URL(), "")), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2})

@@ -35,6 +35,7 @@ func setup(t *testing.T) (*controls.Generator, grader.Labels) {
 // JavaScript and TypeScript on the image's Jest layer), imported, counted
 // and given generated controls, passes every expectation of 'cases check'.
 func TestImportedSuitePassesTheGate(t *testing.T) {
+	sandboxtest.Long(t)
 	for _, tt := range []struct {
 		track  string
 		counts map[string]int
@@ -125,6 +126,7 @@ func TestImportedSuitePassesTheGate(t *testing.T) {
 // plausible controls (passing the public tests) and a mutation score in
 // every phase.
 func TestDevelopmentCasesMutationScore(t *testing.T) {
+	sandboxtest.Long(t)
 	if testing.Short() {
 		t.Skip("grades dozens of mutants")
 	}
