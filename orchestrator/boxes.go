@@ -64,6 +64,17 @@ func (b *boxes) take(ctx context.Context, attempt, near string) (*sandbox.Contai
 	return b.engine.Start(ctx, spec)
 }
 
+// near says whether c is where a pool of engines would place a container
+// for device (always, on one engine or when no engine is on its machine).
+func (b *boxes) near(c *sandbox.Container, device string) bool {
+	p, ok := b.engine.(interface{ EngineFor(near string) string })
+	if !ok {
+		return true
+	}
+	want := p.EngineFor(device)
+	return want == "" || c.EngineName() == want
+}
+
 // release removes a used container in the background and starts the next
 // one if an attempt is still waiting for it (near the device the last one
 // ran on, likely the next attempt's).

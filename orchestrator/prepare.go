@@ -82,6 +82,13 @@ func (p *preparation) run(ctx context.Context, a *evalctl.Attempt, arm *Arm, bas
 	}
 	if err != nil {
 		p.err = fmt.Errorf("copy the starter workspace in: %w", err)
+		if ctx.Err() == nil && box.EngineLost(ctx) {
+			// The agent's engine went silent: say so, and drain it.
+			if pool, ok := p.r.opts.Engine.(*sandbox.Hosts); ok {
+				pool.Drain(ctx, box)
+			}
+			p.err = fmt.Errorf("%w: engine %s (the attempt's agent sandbox): %v", sandbox.ErrEngineLost, box.EngineName(), p.err)
+		}
 		p.r.boxes.release(box, p.near)
 		p.box = nil
 	}

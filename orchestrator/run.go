@@ -678,6 +678,13 @@ type attemptOutcome struct {
 // the next attempt on the device starts while this one is graded.
 func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, baseURL string, c *tasks.Case, prep *preparation, releaseEndpoint func()) (out attemptOutcome) {
 	client := model.New(model.Config{BaseURL: baseURL, APIKey: apiKey(arm)})
+	if prep != nil && prep.err == nil && prep.box != nil && !r.boxes.near(prep.box, a.Device) {
+		// Prepared before the replica (and so the machine) was known, on
+		// an engine away from it: the agent container goes near its
+		// endpoint, as the plan's sandbox hosts ask.
+		prep.discard()
+		prep = nil
+	}
 	if prep == nil {
 		prep = r.prepareNow(ctx, a, arm, baseURL)
 	} else if prep.err == nil && prep.info == nil {
