@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"flag"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/tasks"
@@ -76,4 +77,15 @@ func CheckRerun(attemptDir string, sets []string, label string) error {
 		return evalctl.Usage(err)
 	}
 	return err
+}
+
+// Bind defines the flags of 'evalctl run' that fill r.
+func (r *Request) Bind(fs *flag.FlagSet) {
+	fs.StringVar(&r.PlanFile, "plan", "", "plan file to register and run")
+	fs.StringVar(&r.Out, "out", "runs", "directory under which the run directory is created")
+	fs.StringVar(&r.Resume, "resume", "", "run directory to resume")
+	fs.BoolVar(&r.ReplaceInfra, "replace-infra", false, "on resume, re-run infra-failed attempts as registered replacements")
+	fs.StringVar(&r.Cancel, "cancel", "", "end a stopped run for good: record its attempts not yet run as cancelled")
+	fs.StringVar(&r.HostsFile, "sandbox-hosts", "", "hosts file naming the Docker Engines that run sandboxes (instead of the plan's sandbox_hosts; README \"Sandbox hosts\")")
+	fs.BoolVar(&r.Check, "check", false, "with --plan: check the plan and every endpoint, print the attempt order and count, run nothing")
 }

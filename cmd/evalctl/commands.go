@@ -26,9 +26,11 @@ import (
 	"github.com/evalctl/evalctl/tasks/importer"
 )
 
-// exitResumable is the exit status of a run that stopped before its end
-// and can be continued (the command to do so is in the message).
-const exitResumable = 3
+func init() {
+	// The diff of an answer needs the starter; a run made on the built-in
+	// suite finds it in the binary when the suite's copy on disk is gone.
+	inspect.BuiltinSuite = tasks.Builtin
+}
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "run", "run --plan PLAN.yaml [--out DIR] [--check] | run --resume RUN [--replace-infra] | run --cancel RUN | run --help-plan (every plan field)\n\n"+
@@ -36,15 +38,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		"infrastructure failures left: the command to continue is printed); 1 error (nothing registered when a\n"+
 		"preflight check failed); 2 usage error")
 	var r orchestrator.Request
-	fs.StringVar(&r.PlanFile, "plan", "", "plan file to register and run")
-	fs.StringVar(&r.Out, "out", "runs", "directory under which the run directory is created")
-	fs.StringVar(&r.Resume, "resume", "", "run directory to resume")
-	fs.BoolVar(&r.ReplaceInfra, "replace-infra", false, "on resume, re-run infra-failed attempts as registered replacements")
+	r.Bind(fs)
 	gradeConc := fs.Int("grade-concurrency", 1, "grades run at once")
-	fs.StringVar(&r.Cancel, "cancel", "", "end a stopped run for good: record its attempts not yet run as cancelled")
 	helpPlan := fs.Bool("help-plan", false, "print the plan reference: every field of plans, arms, profiles and screen specs, and an annotated example")
-	fs.StringVar(&r.HostsFile, "sandbox-hosts", "", "hosts file naming the Docker Engines that run sandboxes (instead of the plan's sandbox_hosts; README \"Sandbox hosts\")")
-	fs.BoolVar(&r.Check, "check", false, "with --plan: check the plan and every endpoint, print the attempt order and count, run nothing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -59,7 +55,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if r.Cancel != "" {
-		dir, err := resolveCohort(r.Cancel)
+		dir, err := runstore.ResolveCohort(runstore.Root(), r.Cancel)
 		if err != nil {
 			return err
 		}
@@ -78,7 +74,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if r.Resume != "" {
-		if r.Resume, err = resolveCohort(r.Resume); err != nil {
+		if r.Resume, err = runstore.ResolveCohort(runstore.Root(), r.Resume); err != nil {
 			return err
 		}
 	}
@@ -100,34 +96,18 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		report.WriteRunEnd(ctx, e.stdout, res.Dir, err != nil)
 	}
 	if orchestrator.Resumable(err) {
-		return &exitError{code: exitResumable, msg: err.Error()}
+		return &exitError{code: 3, msg: err.Error()} // stopped, resumable: the command to continue is in msg
 	}
 	return orchestrator.PlanUsage(err)
 }
 
-// resolveCohort resolves a run argument that must name a cohort: a screen
-// or a capacity probe is resumed by its own command.
-func resolveCohort(arg string) (string, error) {
-	dir, err := resolveRun(arg)
-	if err != nil {
-		return "", err
-	}
-	k, err := runKind(dir)
-	if err != nil {
-		return "", err
-	}
-	if k != "" && k != "cohort" {
-		return "", usagef("%s is a %s run, not a cohort; see 'evalctl %s --help'", dir, k, k)
-	}
-	return dir, nil
-}
-
 func cmdDemo(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "demo", "demo [--suite DIR] [--out DIR] [--cases a,b] [--realtime]")
-	suite := fs.String("suite", "", "suite directory (default: the built-in development suite)")
-	out := fs.String("out", "runs", "directory under which the run directory is created")
+	o := demo.Options{Progress: e.stderr, Stdout: e.stdout, Live: stderrIsTerminal(e)}
+	fs.StringVar(&o.SuiteDir, "suite", "", "suite directory (default: the built-in development suite)")
+	fs.StringVar(&o.OutDir, "out", "runs", "directory under which the run directory is created")
 	cases := fs.String("cases", "", "comma-separated cases (default: all)")
-	realtime := fs.Bool("realtime", false, "pace the scripted model like a real one (60 tokens per second) instead of its fast default")
+	fs.BoolVar(&o.Realtime, "realtime", false, "pace the scripted model like a real one (60 tokens per second) instead of its fast default")
 	if err := parseNone(fs, args, "demo takes no arguments"); err != nil {
 		return err
 	}
@@ -136,22 +116,24 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer eng.Close()
-	var list []string
-	if *cases != "" {
-		list = strings.Split(*cases, ",")
+	if o.Engine = eng; *cases != "" {
+		o.Cases = strings.Split(*cases, ",")
 	}
-	_, err = demo.Run(ctx, demo.Options{SuiteDir: *suite, OutDir: *out, Cases: list, Realtime: *realtime, Engine: eng, Progress: e.stderr, Stdout: e.stdout, Live: stderrIsTerminal(e)})
+	_, err = demo.Run(ctx, o)
 	return err
 }
 
-const rerunSynopsis = `rerun RUNDIR/attempts/ID --set FIELD=VALUE [--set ...] [--label NAME] [--out DIR]
-       evalctl rerun show RERUNDIR [--format table|json]`
-
 func cmdRerun(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "show" {
-		return rerunShow(e, args[1:])
+		fs := newFlags(e, "rerun show", "rerun show RERUNDIR [--format table|json]")
+		format := fs.String("format", "table", "table or json")
+		pos, err := parseArgs(fs, args[1:], 1, 1, "rerun show takes one rerun's run directory")
+		if err != nil {
+			return err
+		}
+		return writeReport(e, "")(report.ShowRerun(pos[0], *format))
 	}
-	fs := newFlags(e, "rerun", rerunSynopsis)
+	fs := newFlags(e, "rerun", "rerun RUNDIR/attempts/ID --set FIELD=VALUE [--set ...] [--label NAME] [--out DIR]\n       evalctl rerun show RERUNDIR [--format table|json]")
 	var sets listFlag
 	fs.Var(&sets, "set", "a setting of the arm to change, FIELD=VALUE (max_tokens=65536, sampling.temperature=0.6, extra.n_probs=4, profile=FILE); repeatable")
 	label := fs.String("label", "", "name of the rerun's arm (default: the original arm's name + \"-rerun\")")
@@ -184,30 +166,6 @@ func cmdRerun(ctx context.Context, e *env, args []string) error {
 	return sbs.WriteTable(e.stdout)
 }
 
-func rerunShow(e *env, args []string) error {
-	fs := newFlags(e, "rerun show", "rerun show RERUNDIR [--format table|json]")
-	format := fs.String("format", "table", "table or json")
-	pos, err := parseArgs(fs, args, 1, 1, "rerun show takes one rerun's run directory")
-	if err != nil {
-		return err
-	}
-	return writeReport(e, "")(report.ShowRerun(pos[0], *format))
-}
-
-// runsRoot is where run ids and prefixes are looked up.
-func runsRoot() string { return runstore.Root() }
-
-// resolveRun turns what a user typed for a run (a directory, an id, or a
-// unique prefix of a directory name or id under runsRoot) into its
-// directory. Not finding it is a usage error (exit 2).
-func resolveRun(arg string) (string, error) { return runstore.Resolve(runsRoot(), arg) }
-
-// resolveRuns resolves each argument; with folders true, a folder that
-// holds run directories stands for all its cohorts (oldest first).
-func resolveRuns(args []string, folders bool) ([]string, error) {
-	return runstore.ResolveAll(runsRoot(), args, folders)
-}
-
 func cmdRuns(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "runs", "runs [DIR] [--format table|json]")
 	format := fs.String("format", "table", "output format: table, json")
@@ -215,7 +173,7 @@ func cmdRuns(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writeReport(e, "")(runstore.Listing(append(pos, runsRoot())[0], *format))
+	return writeReport(e, "")(runstore.Listing(append(pos, runstore.Root())[0], *format))
 }
 
 func cmdView(ctx context.Context, e *env, args []string) error {
@@ -225,36 +183,13 @@ func cmdView(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return view.ServeRuns(ctx, runsRoot(), append(pos, "")[0], *addr, e.stdout, e.stderr)
-}
-
-// runKind is the kind of the run in dir ("" for a cohort of an older
-// evalctl).
-func runKind(dir string) (string, error) {
-	st, err := runstore.Open(dir)
-	if err != nil {
-		return "", err
-	}
-	r, err := st.ReadRun()
-	if err != nil {
-		return "", err
-	}
-	return r.Kind, nil
-}
-
-func init() {
-	// The diff of an answer needs the starter; a run made on the built-in
-	// suite finds it in the binary when the suite's copy on disk is gone.
-	inspect.BuiltinSuite = tasks.Builtin
+	return view.ServeRuns(ctx, runstore.Root(), append(pos, "")[0], *addr, e.stdout, e.stderr)
 }
 
 func cmdShow(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "show", "show ATTEMPT [--run RUN] [--reasoning] [--full] [--format text|json] | show RUN ARM CASE REPEAT")
-	r := inspect.ShowRequest{Root: runsRoot()}
-	fs.StringVar(&r.Run, "run", "", "look the attempt up in this run only (a directory, id or unique prefix)")
-	fs.BoolVar(&r.Reasoning, "reasoning", false, "show the model's reasoning (folded by default)")
-	fs.BoolVar(&r.Full, "full", false, "never cut long output (default: 2000 bytes a block, with the true size)")
-	fs.StringVar(&r.Format, "format", "text", "output format: text (or table), json")
+	r := inspect.ShowRequest{Root: runstore.Root()}
+	r.Bind(fs)
 	var err error
 	if r.Args, err = parseArgs(fs, args, 0, -1, ""); err != nil {
 		return err
@@ -274,8 +209,8 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	// A throughput screen is reported by the screen's own report.
-	d, _ := runstore.Resolve(runsRoot(), dirs[0])
-	if k, _ := runKind(d); len(dirs) == 1 && k == "screen" {
+	d, _ := runstore.Resolve(runstore.Root(), dirs[0])
+	if k, _ := runstore.Kind(d); len(dirs) == 1 && k == "screen" {
 		return cmdScreen(ctx, e, []string{"report", d, "--format", *format, "--compare", *compare, "--out", *out})
 	}
 	if *compare != "" {
@@ -284,7 +219,7 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	if err := report.CheckFormat(*format); err != nil {
 		return err
 	}
-	if dirs, err = resolveRuns(dirs, true); err != nil {
+	if dirs, err = runstore.ResolveAll(runstore.Root(), dirs, true); err != nil {
 		return err
 	}
 	return writeReport(e, *out)(report.Make(ctx, dirs, *o, *format))
@@ -310,7 +245,7 @@ func cmdExport(ctx context.Context, e *env, args []string) error {
 	if *out == "" {
 		return usagef("export needs --out DIR")
 	}
-	if dirs, err = resolveRuns(dirs, true); err != nil {
+	if dirs, err = runstore.ResolveAll(runstore.Root(), dirs, true); err != nil {
 		return err
 	}
 	return report.ExportTo(ctx, dirs, *out, *o, e.stdout)
@@ -344,9 +279,7 @@ func cmdSummarize(ctx context.Context, e *env, args []string) error {
 func cmdRegrade(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "regrade", "regrade RUNDIR... --suite DIR [--concurrency N] [--allow-other-suite] [--sandbox-hosts FILE] [--format table|json]")
 	var r regrade.Request
-	fs.StringVar(&r.Suite, "suite", "", "suite directory to grade under (required); grades are added under its name@version")
-	fs.IntVar(&r.Concurrency, "concurrency", 1, "attempts graded at once")
-	fs.BoolVar(&r.AllowOtherSuite, "allow-other-suite", false, "regrade runs that ran under a suite of another name")
+	r.Bind(fs)
 	hostsFile := fs.String("sandbox-hosts", "", "hosts file naming the Docker Engines to grade on (README \"Sandbox hosts\"); set --concurrency to their total capacity")
 	format := jsonFlag(fs)
 	dirs, err := parseArgs(fs, args, 0, -1, "")
@@ -359,7 +292,7 @@ func cmdRegrade(ctx context.Context, e *env, args []string) error {
 	if err := r.Check(dirs); err != nil {
 		return err
 	}
-	if dirs, err = resolveRuns(dirs, false); err != nil {
+	if dirs, err = runstore.ResolveAll(runstore.Root(), dirs, false); err != nil {
 		return err
 	}
 	return regrade.Regrade(ctx, dirs, r, graderFor(ctx, e, *hostsFile), e.stdout, e.stderr)
@@ -368,10 +301,7 @@ func cmdRegrade(ctx context.Context, e *env, args []string) error {
 func cmdControls(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "controls", "controls --case NAME --suite A [--suite B] [--answers RUNDIR...] [--concurrency N] [--format table|json]")
 	var r regrade.DiagnoseRequest
-	fs.StringVar(&r.Case, "case", "", "case to diagnose (required)")
-	fs.Var((*listFlag)(&r.Suites), "suite", "suite directory: first the original (A), then optionally the corrected version (B)")
-	fs.Var((*listFlag)(&r.Answers), "answers", "run directory whose stored answers of the case are graded (repeatable; further arguments are run directories too)")
-	fs.IntVar(&r.Concurrency, "concurrency", 2, "grades run at once")
+	r.Bind(fs)
 	format := jsonFlag(fs)
 	rest, err := parseArgs(fs, args, 0, -1, "")
 	if err != nil {
@@ -381,7 +311,7 @@ func cmdControls(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if r.Answers = append(r.Answers, rest...); len(r.Answers) > 0 {
-		if r.Answers, err = resolveRuns(r.Answers, false); err != nil {
+		if r.Answers, err = runstore.ResolveAll(runstore.Root(), r.Answers, false); err != nil {
 			return err
 		}
 	}
@@ -391,16 +321,8 @@ func cmdControls(ctx context.Context, e *env, args []string) error {
 // graderFor builds the grader of a command that regrades answers, on the
 // engines hostsFile names ("": the local one).
 func graderFor(ctx context.Context, e *env, hostsFile string) regrade.NewGrader {
-	return func(conc int) (regrade.Grader, func(), error) { return newGraderOn(ctx, e, conc, hostsFile) }
+	return func(conc int) (regrade.Grader, func(), error) { return newGrader(ctx, e, conc, hostsFile) }
 }
-
-const screenSynopsis = `screen --spec screen.yaml [--out runs]     register and run a throughput screen
-       evalctl screen resume RUNDIR                      measure what a stopped screen has not
-       evalctl screen report RUNDIR [--format table|json|html] [--compare A,B] [--out FILE]`
-
-const capacitySynopsis = `capacity --profile P --contexts 196608,225280,262144 [--out runs] [--input-tokens N | --fill 0.9]
-       evalctl capacity resume RUNDIR
-       evalctl capacity report RUNDIR [--format table|json] [--out FILE]`
 
 func cmdScreen(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "resume" {
@@ -409,23 +331,25 @@ func cmdScreen(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "report" {
 		fs := newFlags(e, "screen report", "screen report RUNDIR [--format table|json|html] [--compare A,B] [--out FILE]")
 		var o screen.ReportOptions
-		fs.StringVar(&o.Format, "format", "table", "table, json or html")
-		fs.StringVar(&o.Compare, "compare", "", "two modes A,B to set side by side (A against B)")
+		o.Bind(fs)
 		out := fs.String("out", "", "write to FILE instead of standard output")
-		dir, err := parseRunArg(fs, args[1:], "screen report needs one run directory", func() error { return o.Check() })
+		dir, err := parseRunArg(fs, args[1:], "screen report needs one run directory", o.Check)
 		if err != nil {
 			return err
 		}
 		return writeReport(e, *out)(screen.ReportDir(dir, o))
 	}
-	fs := newFlags(e, "screen", screenSynopsis)
+	fs := newFlags(e, "screen", `screen --spec screen.yaml [--out runs]     register and run a throughput screen
+       evalctl screen resume RUNDIR                      measure what a stopped screen has not
+       evalctl screen report RUNDIR [--format table|json|html] [--compare A,B] [--out FILE]`)
 	spec := fs.String("spec", "", "screen spec (YAML)")
 	out := fs.String("out", "runs", "directory that receives the run directory")
-	m := machineFlags(fs)
+	var m screen.Machine
+	m.Bind(fs)
 	if _, err := parseArgs(fs, args, 0, 0, ""); err != nil {
 		return err
 	}
-	return screen.Start(ctx, *spec, *out, *m, e.stdout, e.stderr)
+	return screen.Start(ctx, *spec, *out, m, e.stdout, e.stderr)
 }
 
 func cmdCapacity(ctx context.Context, e *env, args []string) error {
@@ -442,27 +366,25 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		}
 		return writeReport(e, *out)(screen.CapacityReportDir(dir, *format))
 	}
-	fs := newFlags(e, "capacity", capacitySynopsis)
+	fs := newFlags(e, "capacity", `capacity --profile P --contexts 196608,225280,262144 [--out runs] [--input-tokens N | --fill 0.9]
+       evalctl capacity resume RUNDIR
+       evalctl capacity report RUNDIR [--format table|json] [--out FILE]`)
 	var r screen.CapacityRequest
-	fs.StringVar(&r.Profile, "profile", "", "server profile (YAML)")
-	fs.StringVar(&r.Contexts, "contexts", "", "context sizes to probe, comma-separated (e.g. 196608,225280,262144)")
-	fs.StringVar(&r.Out, "out", "runs", "directory that receives the run directory")
-	fs.IntVar(&r.InputTokens, "input-tokens", 0, "near-capacity input size for every context (default: --fill x context)")
-	fs.Float64Var(&r.Fill, "fill", 0.9, "near-capacity input as a fraction of each context size, when --input-tokens is not given")
-	fs.IntVar(&r.ShortOutput, "short-output", 64, "tokens generated by the short generation")
-	fs.IntVar(&r.LongOutput, "long-output", 128, "tokens generated after the near-capacity input")
-	m := machineFlags(fs)
+	r.Bind(fs)
+	var m screen.Machine
+	m.Bind(fs)
 	if _, err := parseArgs(fs, args, 0, 0, ""); err != nil {
 		return err
 	}
-	return screen.StartCapacity(ctx, r, *m, e.stdout, e.stderr)
+	return screen.StartCapacity(ctx, r, m, e.stdout, e.stderr)
 }
 
 // servingResume runs `evalctl NAME resume RUNDIR`: the stopped screen or
 // probe in RUNDIR measures what it has not, under this machine's options.
 func servingResume(ctx context.Context, e *env, name string, args []string, run func(context.Context, string, screen.Options, io.Writer) error) error {
 	fs := newFlags(e, name+" resume", name+" resume RUNDIR")
-	m := machineFlags(fs)
+	var m screen.Machine
+	m.Bind(fs)
 	dir, err := parseRunArg(fs, args, name+" resume needs one run directory", nil)
 	if err != nil {
 		return err
@@ -474,46 +396,15 @@ func servingResume(ctx context.Context, e *env, name string, args []string, run 
 	return run(ctx, dir, o, e.stdout)
 }
 
-// machineFlags are the flags that say how to watch the machine while a
-// server runs.
-func machineFlags(fs *flag.FlagSet) *screen.Machine {
-	m := &screen.Machine{}
-	fs.BoolVar(&m.NoTelemetry, "no-telemetry", false, "do not sample GPU memory, power and temperatures")
-	fs.DurationVar(&m.Interval, "telemetry-interval", telemetry.DefaultInterval, "sampling period of GPU and CPU telemetry")
-	fs.StringVar(&m.GPUs, "gpus", "", "GPU indexes to watch, e.g. 0 or 0,1 (default: all)")
-	fs.StringVar(&m.NvidiaSMI, "nvidia-smi", "", "path of nvidia-smi (default: from PATH)")
-	fs.BoolVar(&m.Quiet, "quiet", false, "no progress lines")
-	return m
-}
-
 func cmdServeModel(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "serve-model", "serve-model [--addr HOST:PORT] [--suite DIR] [flags]")
-	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
+	cfg := scripted.Config{Log: e.stderr, BuildInfo: "evalctl-scripted-" + runstore.Version()}
+	cfg.Bind(fs)
 	suiteDir := fs.String("suite", "", "suite directory the reference and control:<name> scripts solve (none: those scripts answer 400)")
-	decode := fs.Float64("decode-tps", scripted.DefaultDecodeTPS, "emulated decode rate, tokens per second (responses are paced at it)")
-	prompt := fs.Float64("prompt-tps", scripted.DefaultPromptTPS, "emulated prompt processing rate, tokens per second (responses are paced at it)")
-	realtime := fs.Bool("realtime", false, "the rates of a real model on one GPU (60 and 1500 tokens per second) unless --decode-tps/--prompt-tps say otherwise")
-	startup := fs.Duration("startup-delay", 0, "answer 503 \"Loading model\" for this long after start")
-	ctxSize := fs.Int("ctx-size", 131072, "context capacity n_ctx, reported in /props and enforced")
-	failAbove := fs.Int("fail-above-ctx", 0, "exit 1 at start, like an allocation failure, when --ctx-size exceeds this (0: never)")
-	draft := fs.Float64("draft-acceptance", 0, "emulate speculative decoding with this draft acceptance rate in (0, 1] (0: off)")
-	draftMax := fs.Int("draft-max", 4, "drafted tokens per speculative step")
 	if err := parseNone(fs, args, "serve-model takes no arguments"); err != nil {
 		return err
 	}
-	if *realtime {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if !set["decode-tps"] {
-			*decode = 60
-		}
-		if !set["prompt-tps"] {
-			*prompt = 1500
-		}
-	}
-	cfg := scripted.Config{Addr: *addr, DecodeTPS: *decode, PromptTPS: *prompt, Realtime: *realtime, StartupDelay: *startup,
-		CtxSize: *ctxSize, FailAboveCtx: *failAbove, DraftAcceptance: *draft, DraftMax: *draftMax, Log: e.stderr,
-		BuildInfo: "evalctl-scripted-" + runstore.Version()}
+	cfg.RealtimeRates(fs)
 	if err := cfg.Check(); err != nil {
 		return err
 	}
@@ -525,159 +416,6 @@ func cmdServeModel(ctx context.Context, e *env, args []string) error {
 		cfg.Suite = s
 	}
 	return scripted.Serve(ctx, cfg, e.stdout)
-}
-
-const casesUsage = `usage: evalctl cases <list|fingerprint|check|import|controls> [flags]
-
-  list         the suite's cases: name, language, phases, controls, summary
-  fingerprint  the suite's name, version and SHA-256 fingerprint
-  check        the fixture gate: reference solved, starter fails acceptance,
-               each negative control fails what it declares (exit 1 if not)
-  import       FORMAT SRC --out SUITE: a new suite from an outside one
-               (formats: exercism), test counts from the references, controls
-               generated
-  controls generate [CASE...]
-               negative controls from mutants of the reference, and each
-               case's mutation score and surviving mutants`
-
-func cmdCases(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		return usagef("expected 'cases list', 'cases fingerprint' or 'cases check'")
-	}
-	switch args[0] {
-	case "-h", "--help":
-		fmt.Fprintln(e.stdout, casesUsage)
-		return nil
-	case "list":
-		return casesShow(e, "list", args[1:], (*tasks.Suite).WriteList)
-	case "fingerprint":
-		return casesShow(e, "fingerprint", args[1:], (*tasks.Suite).WriteFingerprint)
-	case "check":
-		return casesCheck(ctx, e, args[1:])
-	case "import":
-		return casesImport(ctx, e, args[1:])
-	case "controls":
-		return casesControls(ctx, e, args[1:])
-	}
-	return usagef("unknown subcommand 'cases %s'", args[0])
-}
-
-// suiteHelp says what --suite defaults to: ./cases in a checkout, the
-// built-in suite elsewhere.
-const suiteHelp = "suite directory (default: ./cases when it holds a suite, else the suite built into evalctl)"
-
-// casesShow is 'cases list' and 'cases fingerprint': write prints the suite.
-func casesShow(e *env, sub string, args []string, write func(*tasks.Suite, io.Writer, bool) error) error {
-	fs := newFlags(e, "cases "+sub, "cases "+sub+" [--suite DIR] [--format table|json]")
-	dir := fs.String("suite", "", suiteHelp)
-	format := jsonFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	asJSON, err := format()
-	if err != nil {
-		return err
-	}
-	s, err := tasks.LoadDefault(*dir)
-	if err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		return usagef("cases %s takes no arguments", sub)
-	}
-	return write(s, e.stdout, asJSON)
-}
-
-func casesCheck(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "cases check", "cases check [--suite DIR] [--concurrency N] [--retries N] [--sandbox-hosts FILE] [--format table|json] [CASE...]")
-	var o controls.CheckOptions
-	fs.StringVar(&o.Suite, "suite", "", suiteHelp)
-	fs.IntVar(&o.Concurrency, "concurrency", 2, "grades run at once")
-	fs.IntVar(&o.Retries, "retries", 1, "times a variant whose grading failed for an infrastructure reason is graded again")
-	hostsFile := fs.String("sandbox-hosts", "", "hosts file naming the Docker Engines to grade on (README \"Sandbox hosts\")")
-	format := jsonFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	var err error
-	if o.JSON, err = format(); err != nil {
-		return err
-	}
-	o.Cases = fs.Args()
-	return controls.Check(ctx, o, func(conc int) (*grader.Grader, func(), error) { return newGraderOn(ctx, e, conc, *hostsFile) }, e.stdout, e.stderr)
-}
-
-func casesImport(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "cases import", "cases import FORMAT SRC --out SUITE [--name NAME] [--version V] [--prompt-template FILE] [--concurrency N] [--max N] [--no-controls]")
-	var r importer.Request
-	fs.StringVar(&r.Out, "out", "", "directory of the new suite (must not exist or be empty; required)")
-	fs.StringVar(&r.Name, "name", "", "suite name (default: the base name of --out)")
-	fs.StringVar(&r.Version, "version", "1.0.0", "suite version")
-	fs.StringVar(&r.PromptFile, "prompt-template", "", "text/template file rendering each case's prompt (fields .Name .Language .Instructions .Solution .Files; default: instructions plus the files to change)")
-	fs.IntVar(&r.Concurrency, "concurrency", 2, "grades run at once")
-	max := fs.Int("max", 24, "mutants graded per case phase when generating controls (spread over all made)")
-	noControls := fs.Bool("no-controls", false, "do not generate negative controls (the suite then fails 'cases check' until it has some)")
-	var err error
-	if r.Args, err = parseArgs(fs, args, 0, -1, ""); err != nil {
-		return err
-	}
-	if *max < 1 {
-		return usagef("--max must be at least 1")
-	}
-	im, err := importer.Prepare(r)
-	if err != nil {
-		return err
-	}
-	if err := im.Write(e.stderr); err != nil {
-		return err
-	}
-	gen, done, err := newGenerator(ctx, e, r.Concurrency)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := im.Count(ctx, gen.Grader, e.stdout); err != nil || *noControls {
-		return err
-	}
-	return gen.GenerateDir(ctx, r.Out, nil, controls.SuiteOptions{Options: controls.Options{Max: *max}, Out: e.stdout, Log: e.stderr})
-}
-
-// casesControls is 'cases controls generate [CASE...]'.
-func casesControls(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || args[0] != "generate" {
-		return usagef("expected 'cases controls generate [--suite DIR] [CASE...]'")
-	}
-	fs := newFlags(e, "cases controls generate", "cases controls generate [--suite DIR] [--max N] [--keep N] [--concurrency N] [--dry-run] [CASE...]")
-	o := controls.SuiteOptions{Out: e.stdout, Log: e.stderr}
-	dir := fs.String("suite", "cases", "suite directory")
-	fs.IntVar(&o.Max, "max", 24, "mutants graded per case phase (spread over all made)")
-	fs.IntVar(&o.Keep, "keep", 3, "controls kept per case phase")
-	conc := fs.Int("concurrency", 2, "grades run at once")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "report the mutation score and survivors; write nothing")
-	pos, err := parseArgs(fs, args[1:], 0, -1, "")
-	if err != nil {
-		return err
-	}
-	if err := controls.CheckLimits(*conc, o.Options); err != nil {
-		return err
-	}
-	gen, done, err := newGenerator(ctx, e, *conc)
-	if err != nil {
-		return err
-	}
-	defer done()
-	return gen.GenerateDir(ctx, *dir, pos, o)
-}
-
-// newGenerator connects to the Docker Engine, builds the sandbox image if
-// needed, and returns a control generator with its grader.
-func newGenerator(ctx context.Context, e *env, conc int) (*controls.Generator, func(), error) {
-	eng, img, err := sandbox.ConnectImage(ctx, e.stderr)
-	if err != nil {
-		return nil, nil, err
-	}
-	g := grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc})
-	return &controls.Generator{Engine: eng, Image: img.Ref, Grader: g}, func() { eng.Close() }, nil
 }
 
 func cmdImage(ctx context.Context, e *env, args []string) error {
@@ -715,19 +453,23 @@ func subHelp(e *env, args []string, sub, help string) error {
 	return usagef("expected '%s'", sub)
 }
 
-// newGraderOn is newGrader on the engines a hosts file names (the local
-// engine alone when file is "").
-func newGraderOn(ctx context.Context, e *env, conc int, file string) (*grader.Grader, func(), error) {
-	if file == "" {
-		return newGrader(ctx, e, conc)
-	}
-	hosts, err := orchestrator.Request{HostsFile: file}.SandboxHosts()
-	if err != nil {
-		return nil, nil, err
+// newGrader connects to Docker, reuses (or builds) the sandbox image and
+// returns a grader on the engines a hosts file names (the local engine
+// alone when file is "").
+func newGrader(ctx context.Context, e *env, conc int, file string) (*grader.Grader, func(), error) {
+	var hosts []orchestrator.SandboxHost
+	var err error
+	if file != "" {
+		if hosts, err = (orchestrator.Request{HostsFile: file}).SandboxHosts(); err != nil {
+			return nil, nil, err
+		}
 	}
 	eng, img, err := sandbox.ConnectImage(ctx, e.stderr)
 	if err != nil {
 		return nil, nil, err
+	}
+	if file == "" {
+		return grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc}), func() { eng.Close() }, nil
 	}
 	pool, err := orchestrator.ConnectSandboxHosts(ctx, eng, hosts, e.stderr)
 	if err != nil {
@@ -738,11 +480,141 @@ func newGraderOn(ctx context.Context, e *env, conc int, file string) (*grader.Gr
 	return grader.New(pool, img.Ref, img.ID, grader.Options{Concurrency: conc}), func() { pool.Close(); eng.Close() }, nil
 }
 
-// newGrader connects to Docker and reuses (or builds) the sandbox image.
-func newGrader(ctx context.Context, e *env, conc int) (*grader.Grader, func(), error) {
+func cmdCases(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return usagef("expected 'cases list', 'cases fingerprint' or 'cases check'")
+	}
+	switch args[0] {
+	case "-h", "--help":
+		fmt.Fprintln(e.stdout, `usage: evalctl cases <list|fingerprint|check|import|controls> [flags]
+
+  list         the suite's cases: name, language, phases, controls, summary
+  fingerprint  the suite's name, version and SHA-256 fingerprint
+  check        the fixture gate: reference solved, starter fails acceptance,
+               each negative control fails what it declares (exit 1 if not)
+  import       FORMAT SRC --out SUITE: a new suite from an outside one
+               (formats: exercism), test counts from the references, controls
+               generated
+  controls generate [CASE...]
+               negative controls from mutants of the reference, and each
+               case's mutation score and surviving mutants`)
+		return nil
+	case "list":
+		return casesShow(e, "list", args[1:], (*tasks.Suite).WriteList)
+	case "fingerprint":
+		return casesShow(e, "fingerprint", args[1:], (*tasks.Suite).WriteFingerprint)
+	case "check":
+		return casesCheck(ctx, e, args[1:])
+	case "import":
+		return casesImport(ctx, e, args[1:])
+	case "controls":
+		return casesControls(ctx, e, args[1:])
+	}
+	return usagef("unknown subcommand 'cases %s'", args[0])
+}
+
+// casesShow is 'cases list' and 'cases fingerprint': write prints the suite.
+func casesShow(e *env, sub string, args []string, write func(*tasks.Suite, io.Writer, bool) error) error {
+	fs := newFlags(e, "cases "+sub, "cases "+sub+" [--suite DIR] [--format table|json]")
+	dir := fs.String("suite", "", controls.SuiteHelp)
+	format := jsonFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	asJSON, err := format()
+	if err != nil {
+		return err
+	}
+	s, err := tasks.LoadDefault(*dir)
+	if err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usagef("cases %s takes no arguments", sub)
+	}
+	return write(s, e.stdout, asJSON)
+}
+
+func casesCheck(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "cases check", "cases check [--suite DIR] [--concurrency N] [--retries N] [--sandbox-hosts FILE] [--format table|json] [CASE...]")
+	var o controls.CheckOptions
+	o.Bind(fs)
+	hostsFile := fs.String("sandbox-hosts", "", "hosts file naming the Docker Engines to grade on (README \"Sandbox hosts\")")
+	format := jsonFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var err error
+	if o.JSON, err = format(); err != nil {
+		return err
+	}
+	o.Cases = fs.Args()
+	return controls.Check(ctx, o, func(conc int) (*grader.Grader, func(), error) { return newGrader(ctx, e, conc, *hostsFile) }, e.stdout, e.stderr)
+}
+
+func casesImport(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "cases import", "cases import FORMAT SRC --out SUITE [--name NAME] [--version V] [--prompt-template FILE] [--concurrency N] [--max N] [--no-controls]")
+	var r importer.Request
+	r.Bind(fs)
+	max := fs.Int("max", 24, "mutants graded per case phase when generating controls (spread over all made)")
+	noControls := fs.Bool("no-controls", false, "do not generate negative controls (the suite then fails 'cases check' until it has some)")
+	var err error
+	if r.Args, err = parseArgs(fs, args, 0, -1, ""); err != nil {
+		return err
+	}
+	if *max < 1 {
+		return usagef("--max must be at least 1")
+	}
+	im, err := importer.Prepare(r)
+	if err != nil {
+		return err
+	}
+	if err := im.Write(e.stderr); err != nil {
+		return err
+	}
+	gen, done, err := newGenerator(ctx, e, r.Concurrency)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := im.Count(ctx, gen.Grader, e.stdout); err != nil || *noControls {
+		return err
+	}
+	return gen.GenerateDir(ctx, r.Out, nil, controls.SuiteOptions{Options: controls.Options{Max: *max}, Out: e.stdout, Log: e.stderr})
+}
+
+// casesControls is 'cases controls generate [CASE...]'.
+func casesControls(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || args[0] != "generate" {
+		return usagef("expected 'cases controls generate [--suite DIR] [CASE...]'")
+	}
+	fs := newFlags(e, "cases controls generate", "cases controls generate [--suite DIR] [--max N] [--keep N] [--concurrency N] [--dry-run] [CASE...]")
+	o := controls.SuiteOptions{Out: e.stdout, Log: e.stderr}
+	o.Bind(fs)
+	dir := fs.String("suite", "cases", "suite directory")
+	conc := fs.Int("concurrency", 2, "grades run at once")
+	pos, err := parseArgs(fs, args[1:], 0, -1, "")
+	if err != nil {
+		return err
+	}
+	if err := controls.CheckLimits(*conc, o.Options); err != nil {
+		return err
+	}
+	gen, done, err := newGenerator(ctx, e, *conc)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return gen.GenerateDir(ctx, *dir, pos, o)
+}
+
+// newGenerator connects to the Docker Engine, builds the sandbox image if
+// needed, and returns a control generator with its grader.
+func newGenerator(ctx context.Context, e *env, conc int) (*controls.Generator, func(), error) {
 	eng, img, err := sandbox.ConnectImage(ctx, e.stderr)
 	if err != nil {
 		return nil, nil, err
 	}
-	return grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc}), func() { eng.Close() }, nil
+	g := grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc})
+	return &controls.Generator{Engine: eng, Image: img.Ref, Grader: g}, func() { eng.Close() }, nil
 }
