@@ -321,7 +321,9 @@ func cmdControls(ctx context.Context, e *env, args []string) error {
 // graderFor builds the grader of a command that regrades answers, on the
 // engines hostsFile names ("": the local one).
 func graderFor(ctx context.Context, e *env, hostsFile string) regrade.NewGrader {
-	return func(conc int) (regrade.Grader, func(), error) { return newGrader(ctx, e, conc, hostsFile) }
+	return func(conc int) (regrade.Grader, func(), error) {
+		return orchestrator.ConnectGrader(ctx, hostsFile, conc, e.stderr)
+	}
 }
 
 func cmdScreen(ctx context.Context, e *env, args []string) error {
@@ -453,33 +455,6 @@ func subHelp(e *env, args []string, sub, help string) error {
 	return usagef("expected '%s'", sub)
 }
 
-// newGrader connects to Docker, reuses (or builds) the sandbox image and
-// returns a grader on the engines a hosts file names (the local engine
-// alone when file is "").
-func newGrader(ctx context.Context, e *env, conc int, file string) (*grader.Grader, func(), error) {
-	var hosts []orchestrator.SandboxHost
-	var err error
-	if file != "" {
-		if hosts, err = (orchestrator.Request{HostsFile: file}).SandboxHosts(); err != nil {
-			return nil, nil, err
-		}
-	}
-	eng, img, err := sandbox.ConnectImage(ctx, e.stderr)
-	if err != nil {
-		return nil, nil, err
-	}
-	if file == "" {
-		return grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc}), func() { eng.Close() }, nil
-	}
-	pool, err := orchestrator.ConnectSandboxHosts(ctx, eng, hosts, e.stderr)
-	if err != nil {
-		eng.Close()
-		return nil, nil, err
-	}
-	pool.UseImage(img)
-	return grader.New(pool, img.Ref, img.ID, grader.Options{Concurrency: conc}), func() { pool.Close(); eng.Close() }, nil
-}
-
 func cmdCases(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
 		return usagef("expected 'cases list', 'cases fingerprint' or 'cases check'")
@@ -549,7 +524,9 @@ func casesCheck(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	o.Cases = fs.Args()
-	return controls.Check(ctx, o, func(conc int) (*grader.Grader, func(), error) { return newGrader(ctx, e, conc, *hostsFile) }, e.stdout, e.stderr)
+	return controls.Check(ctx, o, func(conc int) (*grader.Grader, func(), error) {
+		return orchestrator.ConnectGrader(ctx, *hostsFile, conc, e.stderr)
+	}, e.stdout, e.stderr)
 }
 
 func casesImport(ctx context.Context, e *env, args []string) error {
