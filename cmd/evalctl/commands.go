@@ -55,15 +55,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if r.Cancel != "" {
-		dir, err := runstore.ResolveCohort(runstore.Root(), r.Cancel)
-		if err != nil {
-			return err
-		}
-		n, err := orchestrator.Cancel(ctx, dir, "")
-		if err == nil {
-			fmt.Fprintf(e.stdout, "%d attempt(s) recorded as cancelled in %s\n", n, dir)
-		}
-		return err
+		return orchestrator.CancelRun(ctx, runstore.Root(), r.Cancel, e.stdout)
 	}
 	plan, suite, err := r.LoadPlan()
 	if err != nil {
@@ -159,11 +151,7 @@ func cmdRerun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sbs, err := report.LoadRerun(res.Dir)
-	if err != nil {
-		return err
-	}
-	return sbs.WriteTable(e.stdout)
+	return writeReport(e, "")(report.ShowRerun(res.Dir, "table"))
 }
 
 func cmdRuns(ctx context.Context, e *env, args []string) error {
