@@ -1,9 +1,14 @@
 package orchestrator
 
 import (
+	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -74,6 +79,32 @@ func CheckRerun(attemptDir string, sets []string, label string) error {
 	_, _, err := RerunPlan(attemptDir, sets, label)
 	if errors.Is(err, ErrRerun) {
 		return evalctl.Usage(err)
+	}
+	return err
+}
+
+// Bind defines the flags of 'evalctl run' that fill r.
+func (r *Request) Bind(fs *flag.FlagSet) {
+	fs.StringVar(&r.PlanFile, "plan", "", "plan file to register and run")
+	fs.StringVar(&r.Out, "out", "runs", "directory under which the run directory is created")
+	fs.StringVar(&r.Resume, "resume", "", "run directory to resume")
+	fs.BoolVar(&r.ReplaceInfra, "replace-infra", false, "on resume, re-run infra-failed attempts as registered replacements")
+	fs.StringVar(&r.Cancel, "cancel", "", "end a stopped run for good: record its attempts not yet run as cancelled")
+	fs.StringVar(&r.HostsFile, "sandbox-hosts", "", "hosts file naming the Docker Engines that run sandboxes (instead of the plan's sandbox_hosts; README \"Sandbox hosts\")")
+	fs.BoolVar(&r.Check, "check", false, "with --plan: check the plan and every endpoint, print the attempt order and count, run nothing")
+}
+
+// CancelRun ends for good the stopped cohort that arg names under root
+// (see runstore.ResolveCohort): its attempts not yet run are recorded as
+// cancelled, and stdout is told how many.
+func CancelRun(ctx context.Context, root, arg string, stdout io.Writer) error {
+	dir, err := runstore.ResolveCohort(root, arg)
+	if err != nil {
+		return err
+	}
+	n, err := Cancel(ctx, dir, "")
+	if err == nil {
+		fmt.Fprintf(stdout, "%d attempt(s) recorded as cancelled in %s\n", n, dir)
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path/filepath"
 
+	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/sandbox"
 )
 
@@ -178,4 +179,30 @@ func (r *runner) closeHosts() {
 	if r.opts.ownPool != nil {
 		r.opts.ownPool.Close()
 	}
+}
+
+// ConnectGrader connects to the local Docker Engine, reuses (or builds)
+// the sandbox image and returns a grader of conc grades at once on the
+// engines hostsFile names ("": the local engine alone); done releases the
+// engines. A mistake in the hosts file is a usage error naming its file,
+// line and field.
+func ConnectGrader(ctx context.Context, hostsFile string, conc int, log io.Writer) (g *grader.Grader, done func(), err error) {
+	hosts, err := Request{HostsFile: hostsFile}.SandboxHosts()
+	if err != nil {
+		return nil, nil, err
+	}
+	eng, img, err := sandbox.ConnectImage(ctx, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if hostsFile == "" {
+		return grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc}), func() { eng.Close() }, nil
+	}
+	pool, err := ConnectSandboxHosts(ctx, eng, hosts, log)
+	if err != nil {
+		eng.Close()
+		return nil, nil, err
+	}
+	pool.UseImage(img)
+	return grader.New(pool, img.Ref, img.ID, grader.Options{Concurrency: conc}), func() { pool.Close(); eng.Close() }, nil
 }

@@ -244,7 +244,7 @@ func parseRunArg(fs *flag.FlagSet, args []string, need string, check func() erro
 			return "", err
 		}
 	}
-	return resolveRun(pos[0])
+	return runstore.Resolve(runstore.Root(), pos[0])
 }
 
 // writeReport writes what a built report's fill writes (or returns its

@@ -3,6 +3,7 @@ package controls
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 
@@ -103,4 +104,22 @@ func usageIfNoCase(err error) error {
 		return evalctl.Usage(err)
 	}
 	return err
+}
+
+// SuiteHelp says what a --suite flag defaulting to "" means: ./cases in a
+// checkout, the built-in suite elsewhere.
+const SuiteHelp = "suite directory (default: ./cases when it holds a suite, else the suite built into evalctl)"
+
+// Bind defines the flags of 'evalctl cases check' that fill o.
+func (o *CheckOptions) Bind(fs *flag.FlagSet) {
+	fs.StringVar(&o.Suite, "suite", "", SuiteHelp)
+	fs.IntVar(&o.Concurrency, "concurrency", 2, "grades run at once")
+	fs.IntVar(&o.Retries, "retries", 1, "times a variant whose grading failed for an infrastructure reason is graded again")
+}
+
+// Bind defines the flags of 'evalctl cases controls generate' that fill o.
+func (o *SuiteOptions) Bind(fs *flag.FlagSet) {
+	fs.IntVar(&o.Max, "max", 24, "mutants graded per case phase (spread over all made)")
+	fs.IntVar(&o.Keep, "keep", 3, "controls kept per case phase")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "report the mutation score and survivors; write nothing")
 }

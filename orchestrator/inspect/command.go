@@ -3,6 +3,7 @@ package inspect
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 
 	"github.com/evalctl/evalctl"
@@ -78,4 +79,12 @@ func Show(r ShowRequest) (func(io.Writer) error, error) {
 		}
 		return WriteText(w, d, o)
 	}, nil
+}
+
+// Bind defines the flags of 'evalctl show' that fill r.
+func (r *ShowRequest) Bind(fs *flag.FlagSet) {
+	fs.StringVar(&r.Run, "run", "", "look the attempt up in this run only (a directory, id or unique prefix)")
+	fs.BoolVar(&r.Reasoning, "reasoning", false, "show the model's reasoning (folded by default)")
+	fs.BoolVar(&r.Full, "full", false, "never cut long output (default: 2000 bytes a block, with the true size)")
+	fs.StringVar(&r.Format, "format", "text", "output format: text (or table), json")
 }

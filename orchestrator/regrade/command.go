@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
+	"strings"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/tasks"
@@ -135,4 +137,29 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// Bind defines the flags of 'evalctl regrade' that fill r.
+func (r *Request) Bind(fs *flag.FlagSet) {
+	fs.StringVar(&r.Suite, "suite", "", "suite directory to grade under (required); grades are added under its name@version")
+	fs.IntVar(&r.Concurrency, "concurrency", 1, "attempts graded at once")
+	fs.BoolVar(&r.AllowOtherSuite, "allow-other-suite", false, "regrade runs that ran under a suite of another name")
+}
+
+// Bind defines the flags of 'evalctl controls' that fill r.
+func (r *DiagnoseRequest) Bind(fs *flag.FlagSet) {
+	fs.StringVar(&r.Case, "case", "", "case to diagnose (required)")
+	fs.Var((*list)(&r.Suites), "suite", "suite directory: first the original (A), then optionally the corrected version (B)")
+	fs.Var((*list)(&r.Answers), "answers", "run directory whose stored answers of the case are graded (repeatable; further arguments are run directories too)")
+	fs.IntVar(&r.Concurrency, "concurrency", 2, "grades run at once")
+}
+
+// list is a repeatable string flag.
+type list []string
+
+func (l *list) String() string { return strings.Join(*l, ",") }
+
+func (l *list) Set(v string) error {
+	*l = append(*l, v)
+	return nil
 }

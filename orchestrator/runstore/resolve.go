@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/evalctl/evalctl"
 )
 
 // RunsEnv names the folder of runs that run ids and prefixes are looked
@@ -79,4 +81,36 @@ func count(n *int) string {
 		return "-"
 	}
 	return fmt.Sprint(*n)
+}
+
+// Kind is the kind of the run in dir ("" for a cohort of an older
+// evalctl).
+func Kind(dir string) (string, error) {
+	st, err := Open(dir)
+	if err != nil {
+		return "", err
+	}
+	r, err := st.ReadRun()
+	if err != nil {
+		return "", err
+	}
+	return r.Kind, nil
+}
+
+// ResolveCohort resolves arg under root (see Resolve) to a run that must
+// be a cohort: a screen or a capacity probe is resumed by its own command,
+// so naming one is a usage error.
+func ResolveCohort(root, arg string) (string, error) {
+	dir, err := Resolve(root, arg)
+	if err != nil {
+		return "", err
+	}
+	k, err := Kind(dir)
+	if err != nil {
+		return "", err
+	}
+	if k != "" && k != "cohort" {
+		return "", evalctl.Usagef("%s is a %s run, not a cohort; see 'evalctl %s --help'", dir, k, k)
+	}
+	return dir, nil
 }

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -106,4 +107,13 @@ func adapterNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Bind defines the flags of 'evalctl cases import' that fill r.
+func (r *Request) Bind(fs *flag.FlagSet) {
+	fs.StringVar(&r.Out, "out", "", "directory of the new suite (must not exist or be empty; required)")
+	fs.StringVar(&r.Name, "name", "", "suite name (default: the base name of --out)")
+	fs.StringVar(&r.Version, "version", "1.0.0", "suite version")
+	fs.StringVar(&r.PromptFile, "prompt-template", "", "text/template file rendering each case's prompt (fields .Name .Language .Instructions .Solution .Files; default: instructions plus the files to change)")
+	fs.IntVar(&r.Concurrency, "concurrency", 2, "grades run at once")
 }
