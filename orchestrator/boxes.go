@@ -43,10 +43,7 @@ func newBoxes(ctx context.Context, engine starter, spec sandbox.Spec, waiting in
 func (b *boxes) take(ctx context.Context, attempt, near string) (*sandbox.Container, error) {
 	// On a pool, a spare is taken only from the engine the attempt's
 	// device prefers (when one does).
-	want := ""
-	if p, ok := b.engine.(interface{ EngineFor(near string) string }); ok {
-		want = p.EngineFor(near)
-	}
+	want := b.engineFor(near)
 	b.mu.Lock()
 	b.waiting--
 	for i := len(b.spares) - 1; i >= 0; i-- {
@@ -67,12 +64,17 @@ func (b *boxes) take(ctx context.Context, attempt, near string) (*sandbox.Contai
 // near says whether c is where a pool of engines would place a container
 // for device (always, on one engine or when no engine is on its machine).
 func (b *boxes) near(c *sandbox.Container, device string) bool {
-	p, ok := b.engine.(interface{ EngineFor(near string) string })
-	if !ok {
-		return true
-	}
-	want := p.EngineFor(device)
+	want := b.engineFor(device)
 	return want == "" || c.EngineName() == want
+}
+
+// engineFor is the engine a pool places containers of device on ("": any,
+// and always on one engine).
+func (b *boxes) engineFor(device string) string {
+	if p, ok := b.engine.(interface{ EngineFor(near string) string }); ok {
+		return p.EngineFor(device)
+	}
+	return ""
 }
 
 // release removes a used container in the background and starts the next

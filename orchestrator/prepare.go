@@ -81,14 +81,7 @@ func (p *preparation) run(ctx context.Context, a *evalctl.Attempt, arm *Arm, bas
 		err = box.CopyIn(ctx, "/workspace", starter)
 	}
 	if err != nil {
-		p.err = fmt.Errorf("copy the starter workspace in: %w", err)
-		if ctx.Err() == nil && box.EngineLost(ctx) {
-			// The agent's engine went silent: say so, and drain it.
-			if pool, ok := p.r.opts.Engine.(*sandbox.Hosts); ok {
-				pool.Drain(ctx, box)
-			}
-			p.err = fmt.Errorf("%w: engine %s (the attempt's agent sandbox): %v", sandbox.ErrEngineLost, box.EngineName(), p.err)
-		}
+		p.err = p.r.agentEngineLost(ctx, box, fmt.Errorf("copy the starter workspace in: %w", err))
 		p.r.boxes.release(box, p.near)
 		p.box = nil
 	}

@@ -673,6 +673,19 @@ type attemptOutcome struct {
 	grades []*evalctl.Grade
 }
 
+// agentEngineLost names the cause of an attempt's infrastructure failure
+// err when it is the agent's engine going silent, and drains that engine
+// from a pool; otherwise err is returned as it is.
+func (r *runner) agentEngineLost(ctx context.Context, box *sandbox.Container, err error) error {
+	if ctx.Err() != nil || !box.EngineLost(ctx) {
+		return err
+	}
+	if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
+		pool.Drain(ctx, box)
+	}
+	return fmt.Errorf("%w: engine %s (the attempt's agent sandbox): %v", sandbox.ErrEngineLost, box.EngineName(), err)
+}
+
 // runAttempt runs the agent and grades its answers; it calls
 // releaseEndpoint as soon as the last model response has arrived, so that
 // the next attempt on the device starts while this one is graded.
@@ -712,11 +725,8 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 	// A failure whose cause is the agent's engine going silent says so
 	// (and drains the engine): an infrastructure failure, replaceable.
 	defer func() {
-		if out.infra != nil && !released && ctx.Err() == nil && box.EngineLost(ctx) {
-			if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
-				pool.Drain(ctx, box)
-			}
-			out.infra = fmt.Errorf("%w: engine %s (the attempt's agent sandbox): %v", sandbox.ErrEngineLost, box.EngineName(), out.infra)
+		if out.infra != nil && !released {
+			out.infra = r.agentEngineLost(ctx, box, out.infra)
 		}
 	}()
 	tf, err := os.OpenFile(filepath.Join(r.store.AttemptDir(a.ID), runstore.TranscriptFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
