@@ -1,6 +1,9 @@
 package evalctl
 
-import "fmt"
+import (
+	"fmt"
+	"io"
+)
 
 // UsageError is a mistake in how the user asked for the work (a missing
 // argument, an option out of range, a name that does not exist), as opposed
@@ -28,4 +31,11 @@ func Usage(err error) error {
 		return nil
 	}
 	return &UsageError{Err: err}
+}
+
+// Console is where a command prints: its results to Stdout, its progress
+// to Stderr, drawn live when Live (Stderr is a terminal).
+type Console struct {
+	Stdout, Stderr io.Writer
+	Live           bool
 }

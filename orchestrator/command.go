@@ -8,7 +8,10 @@ import (
 	"io"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/orchestrator/telemetry"
+	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -23,7 +26,101 @@ type Request struct {
 	Check        bool // check the plan and its endpoints, run nothing
 	// HostsFile names the Docker Engines that run sandboxes, instead of
 	// the plan's sandbox_hosts ("": the plan's, or the local engine).
-	HostsFile string
+	HostsFile        string
+	GradeConcurrency int  // grades at once
+	HelpPlan         bool // print the plan reference, do nothing else
+}
+
+// Do carries out r: prints the plan reference, cancels a stopped run,
+// checks a plan, or runs (or resumes) a cohort on the local engine or the
+// sandbox hosts, ending with the run's pooled table. The error of a run
+// that stopped and can be continued satisfies Resumable.
+func (r Request) Do(ctx context.Context, c evalctl.Console) error {
+	if r.HelpPlan {
+		_, err := io.WriteString(c.Stdout, evalctl.PlanReference)
+		return err
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	if r.Cancel != "" {
+		return CancelRun(ctx, runstore.Root(), r.Cancel, c.Stdout)
+	}
+	plan, suite, err := r.LoadPlan()
+	if err != nil {
+		return err
+	}
+	if r.Check {
+		_, err := Check(ctx, plan, suite, c.Stdout)
+		return err
+	}
+	if r.Resume != "" {
+		if r.Resume, err = runstore.ResolveCohort(runstore.Root(), r.Resume); err != nil {
+			return err
+		}
+	}
+	hosts, err := r.SandboxHosts()
+	if err != nil {
+		return err
+	}
+	eng, err := sandbox.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	res, err := Run(ctx, Options{
+		Plan: plan, Suite: suite, OutDir: r.Out, ResumeDir: r.Resume, ReplaceInfra: r.ReplaceInfra,
+		Engine: eng, SandboxHosts: hosts, GradeConcurrency: r.GradeConcurrency, Temperature: &telemetry.Thermal{},
+		Progress: c.Stderr, Live: c.Live,
+	})
+	if res != nil {
+		report.WriteRunEnd(ctx, c.Stdout, res.Dir, err != nil)
+	}
+	return PlanUsage(err)
+}
+
+// RerunRequest is what 'evalctl rerun' asks for: one attempt run again
+// with exactly the named settings of its arm changed.
+type RerunRequest struct {
+	Attempt string   // RUNDIR/attempts/ID
+	Sets    []string // FIELD=VALUE
+	Label   string   // the rerun arm's name ("": the original's + "-rerun")
+	Out     string   // directory under which the run directory is created
+}
+
+// Do runs the rerun on the local engine and prints its directory and
+// its comparison with the original.
+func (r RerunRequest) Do(ctx context.Context, c evalctl.Console) error {
+	if err := CheckRerun(r.Attempt, r.Sets, r.Label); err != nil {
+		return err
+	}
+	eng, err := sandbox.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	res, err := Rerun(ctx, Options{OutDir: r.Out, Engine: eng, Temperature: &telemetry.Thermal{},
+		Progress: c.Stderr, Live: c.Live}, r.Attempt, r.Sets, r.Label)
+	if res == nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "run directory: %s\n\n", res.Dir)
+	if err != nil {
+		return err
+	}
+	fill, err := report.ShowRerun(res.Dir, "table")
+	if err != nil {
+		return err
+	}
+	return fill(c.Stdout)
+}
+
+// Bind defines the flags of 'evalctl rerun' that fill r.
+func (r *RerunRequest) Bind(fs *flag.FlagSet) {
+	fs.Func("set", "a setting of the arm to change, FIELD=VALUE (max_tokens=65536, sampling.temperature=0.6, extra.n_probs=4, profile=FILE); repeatable",
+		func(v string) error { r.Sets = append(r.Sets, v); return nil })
+	fs.StringVar(&r.Label, "label", "", "name of the rerun's arm (default: the original arm's name + \"-rerun\")")
+	fs.StringVar(&r.Out, "out", "runs", "directory under which the run directory is created")
 }
 
 // SandboxHosts loads HostsFile (nil when there is none); a mistake in it
@@ -92,6 +189,8 @@ func (r *Request) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.Cancel, "cancel", "", "end a stopped run for good: record its attempts not yet run as cancelled")
 	fs.StringVar(&r.HostsFile, "sandbox-hosts", "", "hosts file naming the Docker Engines that run sandboxes (instead of the plan's sandbox_hosts; README \"Sandbox hosts\")")
 	fs.BoolVar(&r.Check, "check", false, "with --plan: check the plan and every endpoint, print the attempt order and count, run nothing")
+	fs.IntVar(&r.GradeConcurrency, "grade-concurrency", 1, "grades run at once")
+	fs.BoolVar(&r.HelpPlan, "help-plan", false, "print the plan reference: every field of plans, arms, profiles and screen specs, and an annotated example")
 }
 
 // CancelRun ends for good the stopped cohort that arg names under root

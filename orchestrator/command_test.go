@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -67,5 +68,39 @@ func TestCheckRerun(t *testing.T) {
 	var ue *evalctl.UsageError
 	if !errors.As(err, &ue) || !errors.Is(err, ErrRerun) || !strings.Contains(err.Error(), "is not an attempt directory") {
 		t.Errorf("not an attempt: %v", err)
+	}
+}
+
+// TestRequestDo: what 'evalctl run' does before it needs an engine: the
+// plan reference, usage errors for flags that do not go together and for
+// plan mistakes, and a run to cancel that does not exist.
+func TestRequestDo(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "plan.yaml")
+	os.WriteFile(bad, []byte("name: x\narmz: []\n"), 0o644)
+	t.Setenv("EVALCTL_RUNS", t.TempDir())
+	tests := []struct {
+		name   string
+		r      Request
+		usage  bool
+		err    string
+		stdout string
+	}{
+		{"plan reference", Request{HelpPlan: true}, false, "", "| `sampling.temperature` | number | from 0 to 2 |"},
+		{"plan and resume", Request{PlanFile: bad, Resume: "r"}, true, "give exactly one of --plan and --resume", ""},
+		{"plan mistake", Request{PlanFile: bad, Check: true}, true, bad + `:2: unknown field "armz"; did you mean "arms"?`, ""},
+		{"no such run to cancel", Request{Cancel: "no-such-run"}, true, `run "no-such-run": no such run under`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb strings.Builder
+			err := tt.r.Do(context.Background(), evalctl.Console{Stdout: &out, Stderr: &errb})
+			var ue *evalctl.UsageError
+			if (tt.err == "") != (err == nil) || err != nil && (!strings.Contains(err.Error(), tt.err) || errors.As(err, &ue) != tt.usage) {
+				t.Fatalf("error %v (usage %v); want %q (usage %v)", err, errors.As(err, &ue), tt.err, tt.usage)
+			}
+			if !strings.Contains(out.String(), tt.stdout) || tt.stdout == "" && out.Len() > 0 {
+				t.Errorf("stdout %.200q; want %q", out.String(), tt.stdout)
+			}
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/evalctl/evalctl/cmd/evalctl/internal/cli"
 )
 
 // seedRun is the report package's fixed synthetic cohort.
@@ -15,7 +17,7 @@ const seedRun = "../../orchestrator/report/testdata/dev24"
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), &env{stdout: &out, stderr: &errb}, args)
+	code = run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb}, args)
 	return code, out.String(), errb.String()
 }
 

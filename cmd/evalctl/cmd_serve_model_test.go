@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/evalctl/evalctl/cmd/evalctl/internal/cli"
 )
 
 func TestServeModelErrors(t *testing.T) {
@@ -56,7 +58,7 @@ func TestServeModelServes(t *testing.T) {
 	var out, errb syncBuffer
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, &env{stdout: &out, stderr: &errb}, []string{"serve-model", "--addr", "127.0.0.1:0", "--ctx-size", "4096"})
+		done <- run(ctx, &cli.Env{Stdout: &out, Stderr: &errb}, []string{"serve-model", "--addr", "127.0.0.1:0", "--ctx-size", "4096"})
 	}()
 	var url string
 	for i := 0; i < 100 && url == ""; i++ {

@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/evalctl/evalctl/cmd/evalctl/internal/cli"
 )
 
 func runCmd(args ...string) (int, string, string) {
 	var out, errb strings.Builder
-	code := run(context.Background(), &env{stdout: &out, stderr: &errb}, args)
+	code := run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb}, args)
 	return code, out.String(), errb.String()
 }
 

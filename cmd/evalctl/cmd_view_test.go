@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/evalctl/evalctl/cmd/evalctl/internal/cli"
 )
 
 // TestViewCommand: 'evalctl view DIR' serves on loopback, says where, serves
@@ -18,7 +20,7 @@ func TestViewCommand(t *testing.T) {
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, &env{stdout: &out, stderr: &errb}, []string{"view", root, "--addr", "127.0.0.1:0"})
+		done <- run(ctx, &cli.Env{Stdout: &out, Stderr: &errb}, []string{"view", root, "--addr", "127.0.0.1:0"})
 	}()
 	re := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)/`)
 	var base string

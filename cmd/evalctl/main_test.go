@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/evalctl/evalctl/cmd/evalctl/internal/cli"
 )
 
 // TestCLIConventions: every command answers --help with exit 0, usage
@@ -16,7 +18,7 @@ func TestCLIConventions(t *testing.T) {
 	for name := range commands {
 		t.Run(name+" --help", func(t *testing.T) {
 			var out, errb strings.Builder
-			code := run(context.Background(), &env{stdout: &out, stderr: &errb}, []string{name, "--help"})
+			code := run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb}, []string{name, "--help"})
 			if code != 0 || out.Len()+errb.Len() == 0 {
 				t.Errorf("exit %d, output %q %q", code, out.String(), errb.String())
 			}
@@ -27,7 +29,7 @@ func TestCLIConventions(t *testing.T) {
 	for name := range commands {
 		t.Run(name+" -h, --version", func(t *testing.T) {
 			var out, errb strings.Builder
-			code := run(context.Background(), &env{stdout: &out, stderr: &errb}, []string{name, "-h"})
+			code := run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb}, []string{name, "-h"})
 			if code != 0 || out.Len()+errb.Len() == 0 {
 				t.Errorf("-h: exit %d, output %q %q", code, out.String(), errb.String())
 			}
@@ -35,7 +37,7 @@ func TestCLIConventions(t *testing.T) {
 				t.Errorf("-h lists a flag with one dash:\n%s", errb.String())
 			}
 			out.Reset()
-			code = run(context.Background(), &env{stdout: &out, stderr: &errb}, []string{name, "--version"})
+			code = run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb}, []string{name, "--version"})
 			if code != 0 || !strings.HasPrefix(out.String(), "evalctl ") {
 				t.Errorf("--version: exit %d, output %q", code, out.String())
 			}
@@ -65,7 +67,7 @@ func TestCLIConventions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out, errb strings.Builder
-		code := run(context.Background(), &env{stdout: &out, stderr: &errb}, tt.args)
+		code := run(context.Background(), &cli.Env{Stdout: &out, Stderr: &errb}, tt.args)
 		if code != tt.code || !strings.Contains(errb.String(), tt.err) {
 			t.Errorf("%v: exit %d stderr %q; want %d containing %q", tt.args, code, errb.String(), tt.code, tt.err)
 		}
@@ -74,7 +76,7 @@ func TestCLIConventions(t *testing.T) {
 		}
 	}
 	var out strings.Builder
-	run(context.Background(), &env{stdout: &out, stderr: &out}, []string{"version"})
+	run(context.Background(), &cli.Env{Stdout: &out, Stderr: &out}, []string{"version"})
 	if !strings.HasPrefix(out.String(), "evalctl ") {
 		t.Errorf("version printed %q", out.String())
 	}

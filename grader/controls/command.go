@@ -9,6 +9,7 @@ import (
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -23,6 +24,7 @@ type CheckOptions struct {
 	Concurrency int      // grades at once, at least 1
 	Retries     int      // regrades of an infrastructure failure, at least 0
 	JSON        bool     // JSON instead of a table
+	HostsFile   string   // the Docker Engines to grade on ("": the local one)
 }
 
 // Check runs the fixture gate as o says: the cases that do not load are
@@ -115,6 +117,7 @@ func (o *CheckOptions) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.Suite, "suite", "", SuiteHelp)
 	fs.IntVar(&o.Concurrency, "concurrency", 2, "grades run at once")
 	fs.IntVar(&o.Retries, "retries", 1, "times a variant whose grading failed for an infrastructure reason is graded again")
+	fs.StringVar(&o.HostsFile, "sandbox-hosts", "", "hosts file naming the Docker Engines to grade on (README \"Sandbox hosts\")")
 }
 
 // Bind defines the flags of 'evalctl cases controls generate' that fill o.
@@ -122,4 +125,16 @@ func (o *SuiteOptions) Bind(fs *flag.FlagSet) {
 	fs.IntVar(&o.Max, "max", 24, "mutants graded per case phase (spread over all made)")
 	fs.IntVar(&o.Keep, "keep", 3, "controls kept per case phase")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "report the mutation score and survivors; write nothing")
+}
+
+// Connect connects to the local Docker Engine, builds the sandbox image if
+// needed (saying so on log), and returns a control generator whose grader
+// grades conc variants at once; the returned func releases the engine.
+func Connect(ctx context.Context, conc int, log io.Writer) (*Generator, func(), error) {
+	eng, img, err := sandbox.ConnectImage(ctx, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	g := grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: conc})
+	return &Generator{Engine: eng, Image: img.Ref, Grader: g}, func() { eng.Close() }, nil
 }

@@ -7,8 +7,10 @@ package demo
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/report"
@@ -30,7 +32,7 @@ type Options struct {
 	// per second), so the demo feels like one; otherwise it is paced at the
 	// scripted server's fast default rates.
 	Realtime bool
-	Engine   *sandbox.Engine
+	Engine   *sandbox.Engine // nil: the local engine
 	// Progress receives progress; Stdout the final tables.
 	Progress, Stdout io.Writer
 	Live             bool
@@ -46,6 +48,14 @@ func loadSuite(dir string) (*tasks.Suite, error) {
 
 // Run runs the demo and returns the run directory.
 func Run(ctx context.Context, opts Options) (string, error) {
+	if opts.Engine == nil {
+		eng, err := sandbox.Connect(ctx)
+		if err != nil {
+			return "", err
+		}
+		defer eng.Close()
+		opts.Engine = eng
+	}
 	if opts.OutDir == "" {
 		opts.OutDir = "runs"
 	}
@@ -121,4 +131,15 @@ func Plan(suite *tasks.Suite, url string, cases []string) (*orchestrator.Plan, e
 		Arms:    []orchestrator.Arm{arm("reference"), arm("flawed")},
 		Order:   orchestrator.Order{Policy: "interleaved", Seed: 20261130},
 	}, suite)
+}
+
+// Bind defines the flags of 'evalctl demo' that fill o.
+func (o *Options) Bind(fs *flag.FlagSet) {
+	fs.StringVar(&o.SuiteDir, "suite", "", "suite directory (default: the built-in development suite)")
+	fs.StringVar(&o.OutDir, "out", "runs", "directory under which the run directory is created")
+	fs.Func("cases", "comma-separated `list` of cases (default: all)", func(v string) error {
+		o.Cases = strings.Split(v, ",")
+		return nil
+	})
+	fs.BoolVar(&o.Realtime, "realtime", false, "pace the scripted model like a real one (60 tokens per second) instead of its fast default")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -131,4 +132,13 @@ func VerifyTo(ctx context.Context, dir string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "%s: checksums match, every outcome recomputes from its evidence and every aggregate from attempts.json\n", dir)
 	return nil
+}
+
+// Bind defines the flags of the commands that pool cohorts per arm
+// (report, export): suite says what --suite reads, baseline the default
+// baseline arm, flagged what --allow-mixed flags.
+func (o *Options) Bind(fs *flag.FlagSet, suite, baseline, flagged string) {
+	fs.StringVar(&o.Suite, "suite", "", suite)
+	fs.StringVar(&o.Baseline, "baseline", "", "arm the others are compared with (default: "+baseline+")")
+	fs.BoolVar(&o.AllowMixed, "allow-mixed", false, "pool runs whose suite fingerprint, image or arm hash differ, flagging "+flagged)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/tasks"
 )
 
 // Check refuses rates and a draft acceptance the server cannot emulate
@@ -24,12 +25,20 @@ func (c Config) Check() error {
 	return nil
 }
 
-// Serve is 'evalctl serve-model': it checks cfg, starts its server, says
-// where on out and serves until ctx ends. A refused allocation logs the
-// server's lines to cfg.Log, as llama-server would.
-func Serve(ctx context.Context, cfg Config, out io.Writer) error {
+// Serve is 'evalctl serve-model': it checks cfg, loads the suite in
+// suiteDir ("": none) for the reference and control scripts, starts its
+// server, says where on out and serves until ctx ends. A refused
+// allocation logs the server's lines to cfg.Log, as llama-server would.
+func Serve(ctx context.Context, cfg Config, suiteDir string, out io.Writer) error {
 	if err := cfg.Check(); err != nil {
 		return err
+	}
+	if suiteDir != "" {
+		s, err := tasks.LoadSuite(suiteDir)
+		if err != nil {
+			return err
+		}
+		cfg.Suite = s
 	}
 	srv, err := New(cfg)
 	var ae *AllocError

@@ -14,6 +14,7 @@ import (
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/grader/controls"
 )
 
 // Request is what 'evalctl cases import FORMAT SRC' asks for.
@@ -24,6 +25,33 @@ type Request struct {
 	Name        string   // suite name; "": the base name of Out
 	Version     string
 	PromptFile  string // text/template of each case's prompt; "": DefaultPrompt
+	Max         int    // mutants graded per case phase when generating controls, at least 1
+	NoControls  bool   // generate no negative controls
+}
+
+// Run is 'evalctl cases import': it writes the new suite, fills in each
+// case's test count by running its reference in the sandbox image on the
+// local engine, and generates the negative controls (unless r.NoControls).
+func Run(ctx context.Context, r Request, stdout, stderr io.Writer) error {
+	if r.Max < 1 {
+		return evalctl.Usagef("--max must be at least 1")
+	}
+	im, err := Prepare(r)
+	if err != nil {
+		return err
+	}
+	if err := im.Write(stderr); err != nil {
+		return err
+	}
+	gen, done, err := controls.Connect(ctx, r.Concurrency, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := im.Count(ctx, gen.Grader, stdout); err != nil || r.NoControls {
+		return err
+	}
+	return gen.GenerateDir(ctx, r.Out, nil, controls.SuiteOptions{Options: controls.Options{Max: r.Max}, Out: stdout, Log: stderr})
 }
 
 // Import is a checked request and the exercises found in its source.
@@ -116,4 +144,6 @@ func (r *Request) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.Version, "version", "1.0.0", "suite version")
 	fs.StringVar(&r.PromptFile, "prompt-template", "", "text/template file rendering each case's prompt (fields .Name .Language .Instructions .Solution .Files; default: instructions plus the files to change)")
 	fs.IntVar(&r.Concurrency, "concurrency", 2, "grades run at once")
+	fs.IntVar(&r.Max, "max", 24, "mutants graded per case phase when generating controls (spread over all made)")
+	fs.BoolVar(&r.NoControls, "no-controls", false, "do not generate negative controls (the suite then fails 'cases check' until it has some)")
 }
