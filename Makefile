@@ -5,7 +5,9 @@ GO ?= go
 
 # Both set-up commands install what a fresh Debian machine lacks: mmdebstrap
 # (to bootstrap the sandbox image without a registry), and for the tests
-# Debian's chromium (the HTML report is checked in a real browser).
+# Debian's chromium (the HTML report is checked in a real browser) and
+# OpenSSH's server (the sandbox conformance suite reaches an engine over
+# ssh://; the tests start their own sshd, none is left running).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL = $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq
 
@@ -14,6 +16,7 @@ setup:
 
 setup-test: setup
 	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && $(APT_INSTALL) chromium; }
+	@test -x /usr/sbin/sshd || { $(SUDO) apt-get update -qq && $(APT_INSTALL) openssh-server; }
 
 test: setup-test image vet unit cases-check
 

@@ -27,6 +27,10 @@ type SandboxHost struct {
 	// TLSDir holds ca.pem, cert.pem and key.pem for a tcp:// engine that
 	// checks client certificates (relative to the file naming it).
 	TLSDir string `json:"tls_dir,omitempty" yaml:"tls_dir"`
+	// SSHConfig is the ssh_config file an ssh:// engine is reached with
+	// instead of the user's (its key, known hosts, port; relative to the
+	// file naming it).
+	SSHConfig string `json:"ssh_config,omitempty" yaml:"ssh_config"`
 	// Capacity is how many containers run on the engine at once (default 1).
 	Capacity int `json:"capacity" yaml:"capacity" range:"1,"`
 	// Machine is the device label (an endpoint's or replica's device) of
@@ -86,11 +90,19 @@ func checkSandboxHosts(file, field string, line func(string) int, hosts []Sandbo
 			if h.TLSDir != "" && u.Scheme != "tcp" {
 				return bad(".tls_dir", "goes with a tcp:// host only")
 			}
+			if h.SSHConfig != "" && u.Scheme != "ssh" {
+				return bad(".ssh_config", "goes with an ssh:// host only")
+			}
 		} else if h.TLSDir != "" {
 			return bad(".tls_dir", "goes with a tcp:// host; the default engine needs none")
+		} else if h.SSHConfig != "" {
+			return bad(".ssh_config", "goes with an ssh:// host; the default engine needs none")
 		}
 		if h.TLSDir != "" && !filepath.IsAbs(h.TLSDir) {
 			h.TLSDir = filepath.Join(base, h.TLSDir)
+		}
+		if h.SSHConfig != "" && !filepath.IsAbs(h.SSHConfig) {
+			h.SSHConfig = filepath.Join(base, h.SSHConfig)
 		}
 	}
 	return nil
@@ -110,7 +122,7 @@ func ConnectSandboxHosts(ctx context.Context, local *sandbox.Engine, hosts []San
 		return nil, err
 	}
 	for _, h := range hosts {
-		eng, err := sandbox.Connect(ctx, sandbox.ConnectOptions{Name: h.Name, Host: h.Host, TLSDir: h.TLSDir})
+		eng, err := sandbox.Connect(ctx, sandbox.ConnectOptions{Name: h.Name, Host: h.Host, TLSDir: h.TLSDir, SSHConfig: h.SSHConfig})
 		if err != nil {
 			return fail(fmt.Errorf("sandbox host %s: %w", h.Name, err))
 		}

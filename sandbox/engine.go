@@ -66,6 +66,9 @@ type ConnectOptions struct {
 	// TLSDir holds ca.pem, cert.pem and key.pem for a tcp:// engine that
 	// checks client certificates (docker's --tlsverify layout).
 	TLSDir string
+	// SSHConfig is the ssh_config file an ssh:// engine is reached with,
+	// instead of the user's (ssh -F): its key, known hosts, port, user.
+	SSHConfig string
 }
 
 // Connect opens a connection to the engine named by the environment
@@ -132,13 +135,21 @@ func (o ConnectOptions) clientOpts() ([]client.Opt, error) {
 	case "unix", "tcp":
 		opts = append(opts, client.WithHost(o.Host))
 	case "ssh":
-		helper, err := sshHelper(o.Host)
+		helper, err := sshHelper(o.Host, o.SSHConfig)
 		if err != nil {
 			return nil, fmt.Errorf("engine %s: %w", o.describe(), err)
 		}
 		opts = append(opts, helper...)
 	default:
 		return nil, fmt.Errorf("engine %s: host %q: scheme %q is not one of unix, tcp, ssh", o.describe(), o.Host, u.Scheme)
+	}
+	if o.SSHConfig != "" {
+		if u.Scheme != "ssh" {
+			return nil, fmt.Errorf("engine %s: an ssh_config is for ssh:// hosts, not %s", o.describe(), u.Scheme)
+		}
+		if _, err := os.Stat(o.SSHConfig); err != nil {
+			return nil, fmt.Errorf("engine %s: ssh_config: %w", o.describe(), err)
+		}
 	}
 	if o.TLSDir != "" {
 		if u.Scheme != "tcp" {

@@ -10,9 +10,15 @@ import (
 
 // sshHelper reaches an ssh:// engine the way the docker CLI does: through
 // `ssh host docker system dial-stdio` (the remote needs the docker CLI and
-// the local user a key the remote accepts).
-func sshHelper(host string) ([]client.Opt, error) {
-	helper, err := connhelper.GetConnectionHelper(host)
+// the local user a key the remote accepts). A path in the address names
+// the remote engine's socket; config, when given, is the ssh_config file
+// ssh reads instead of the user's (ssh -F: key, known hosts, port).
+func sshHelper(host, config string) ([]client.Opt, error) {
+	var flags []string
+	if config != "" {
+		flags = []string{"-F", config}
+	}
+	helper, err := connhelper.GetConnectionHelperWithSSHOpts(host, flags)
 	if err != nil {
 		return nil, fmt.Errorf("ssh host %q: %w", host, err)
 	}
