@@ -142,9 +142,15 @@ func (e *ExtraEngine) Options(name string) sandbox.ConnectOptions {
 // ends.
 func (e *ExtraEngine) Connect(t testing.TB, name string) *sandbox.Engine {
 	t.Helper()
-	eng, err := sandbox.Connect(context.Background(), e.Options(name))
+	return connect(t, e.Options(name))
+}
+
+// connect connects as o says and closes the connection when the test ends.
+func connect(t testing.TB, o sandbox.ConnectOptions) *sandbox.Engine {
+	t.Helper()
+	eng, err := sandbox.Connect(context.Background(), o)
 	if err != nil {
-		t.Fatalf("connect to extra engine: %v", err)
+		t.Fatalf("connect to engine %s at %s: %v", o.Name, o.Host, err)
 	}
 	t.Cleanup(func() { eng.Close() })
 	return eng

@@ -2,7 +2,6 @@ package sandboxtest
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -175,10 +174,5 @@ func (s *SSHServer) Options(name string) sandbox.ConnectOptions {
 // connection when the test ends.
 func (s *SSHServer) Connect(t testing.TB, name string) *sandbox.Engine {
 	t.Helper()
-	eng, err := sandbox.Connect(context.Background(), s.Options(name))
-	if err != nil {
-		t.Fatalf("connect to the engine over ssh: %v", err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	return eng
+	return connect(t, s.Options(name))
 }
