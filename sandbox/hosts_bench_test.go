@@ -13,12 +13,14 @@ import (
 
 // BenchmarkRemoteVsLocal compares, interleaved, an exec round trip of
 // `true` and a sandbox start (create + start + 1 MiB copied in) on a
-// remote engine reached over TCP with TLS with the same on the local
-// engine's socket. Both engines run on this machine, so the ratio is the
-// API transport's cost (TLS, TCP, a second daemon), not a network's.
+// remote engine reached over TCP with TLS, and on the local engine reached
+// over SSH, with the same on the local engine's socket. All run on this
+// machine, so the ratios are the API transports' costs (TLS, TCP, a second
+// daemon; ssh and the docker CLI's dial-stdio), not a network's.
 func BenchmarkRemoteVsLocal(b *testing.B) {
 	local, img := sandboxtest.Engine(b)
 	remote := sandboxtest.StartEngine(b, sandboxtest.ExtraOptions{TLS: true}).Connect(b, "remote")
+	viaSSH := sandboxtest.StartSSH(b, "/var/run/docker.sock").Connect(b, "ssh")
 	if _, err := sandbox.Transfer(context.Background(), local, remote, img); err != nil {
 		b.Fatal(err)
 	}
@@ -41,11 +43,13 @@ func BenchmarkRemoteVsLocal(b *testing.B) {
 		}
 		return c, time.Since(t0)
 	}
-	var startL, startR, execL, execR []time.Duration
+	var startL, startR, startS, execL, execR, execS []time.Duration
 	cl, _ := start(local, img.Ref)
 	cr, _ := start(remote, img.ID)
+	cs, _ := start(viaSSH, img.Ref)
 	defer cl.Remove(ctx)
 	defer cr.Remove(ctx)
+	defer cs.Remove(ctx)
 	exec := func(c *sandbox.Container) time.Duration {
 		t0 := time.Now()
 		if _, err := c.Exec(ctx, []string{"true"}, sandbox.ExecOptions{Timeout: 10 * time.Second}); err != nil {
@@ -55,17 +59,22 @@ func BenchmarkRemoteVsLocal(b *testing.B) {
 	}
 	exec(cl)
 	exec(cr)
+	exec(cs)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for j := 0; j < 10; j++ {
 			execL = append(execL, exec(cl))
 			execR = append(execR, exec(cr))
+			execS = append(execS, exec(cs))
 		}
 		c, d := start(local, img.Ref)
 		startL = append(startL, d)
 		c.Remove(ctx)
 		c, d = start(remote, img.ID)
 		startR = append(startR, d)
+		c.Remove(ctx)
+		c, d = start(viaSSH, img.Ref)
+		startS = append(startS, d)
 		c.Remove(ctx)
 	}
 	b.StopTimer()
@@ -76,6 +85,10 @@ func BenchmarkRemoteVsLocal(b *testing.B) {
 	b.ReportMetric(ms(quantile(startL, 0.5)), "start-local-p50-ms")
 	b.ReportMetric(ms(quantile(startR, 0.5)), "start-remote-p50-ms")
 	b.ReportMetric(float64(quantile(startR, 0.5))/float64(quantile(startL, 0.5)), "start-ratio")
+	b.ReportMetric(ms(quantile(execS, 0.5)), "exec-ssh-p50-ms")
+	b.ReportMetric(float64(quantile(execS, 0.5))/float64(quantile(execL, 0.5)), "exec-ssh-ratio")
+	b.ReportMetric(ms(quantile(startS, 0.5)), "start-ssh-p50-ms")
+	b.ReportMetric(float64(quantile(startS, 0.5))/float64(quantile(startL, 0.5)), "start-ssh-ratio")
 }
 
 // BenchmarkImageTransfer sends the sandbox image to a fresh engine (save
