@@ -32,10 +32,6 @@ func init() {
 	inspect.BuiltinSuite = tasks.Builtin
 }
 
-func console(e *cli.Env) evalctl.Console {
-	return evalctl.Console{Stdout: e.Stdout, Stderr: e.Stderr, Live: e.Live()}
-}
-
 func cmdVersion(ctx context.Context, e *cli.Env, args []string) error {
 	if err := cli.ParseNone(cli.Flags(e, "version", "version"), args, "version takes no arguments"); err != nil {
 		return err
@@ -54,7 +50,7 @@ func cmdRun(ctx context.Context, e *cli.Env, args []string) error {
 	if err := cli.ParseNone(fs, args, "run takes no arguments"); err != nil {
 		return err
 	}
-	err := r.Do(ctx, console(e))
+	err := r.Do(ctx, e.Console())
 	if orchestrator.Resumable(err) {
 		return &cli.Exit{Code: 3, Msg: err.Error()} // the command to continue is in the message
 	}
@@ -90,7 +86,7 @@ func cmdRerun(ctx context.Context, e *cli.Env, args []string) error {
 		return err
 	}
 	r.Attempt = pos[0]
-	return r.Do(ctx, console(e))
+	return r.Do(ctx, e.Console())
 }
 
 func cmdRuns(ctx context.Context, e *cli.Env, args []string) error {

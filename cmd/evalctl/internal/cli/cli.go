@@ -35,6 +35,12 @@ func (e *Env) Live() bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// Console is where a package's work prints, for the options values of
+// the packages that take one.
+func (e *Env) Console() evalctl.Console {
+	return evalctl.Console{Stdout: e.Stdout, Stderr: e.Stderr, Live: e.Live()}
+}
+
 // Command is one subcommand (or a group of them, like "image build").
 type Command struct {
 	Summary string
@@ -242,15 +248,4 @@ func Write(e *Env, path string) func(func(io.Writer) error, error) error {
 		}
 		return w.Flush()
 	}
-}
-
-// List is a repeatable string flag.
-type List []string
-
-func (l *List) String() string { return strings.Join(*l, ",") }
-
-// Set appends v.
-func (l *List) Set(v string) error {
-	*l = append(*l, v)
-	return nil
 }
