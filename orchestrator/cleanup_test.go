@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/sandbox"
 )
 

@@ -8,9 +8,9 @@ import (
 	"io"
 
 	"github.com/evalctl/evalctl"
-	"github.com/evalctl/evalctl/orchestrator/report"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
+	"github.com/evalctl/evalctl/results/report"
+	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 )

@@ -10,9 +10,9 @@ import (
 
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/longctx"
-	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
-	"github.com/evalctl/evalctl/orchestrator/summary"
+	"github.com/evalctl/evalctl/results/report"
+	"github.com/evalctl/evalctl/results/summary"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 	"github.com/evalctl/evalctl/tasks"
 )

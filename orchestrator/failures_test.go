@@ -9,8 +9,8 @@ import (
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
-	"github.com/evalctl/evalctl/orchestrator/report"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/results/report"
+	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
+	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 )
 

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // ArmIdentityOf is the arm's pooling identity: what changes how it behaves

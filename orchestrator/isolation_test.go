@@ -13,9 +13,9 @@ import (
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
-	"github.com/evalctl/evalctl/orchestrator/report"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
+	"github.com/evalctl/evalctl/results/report"
+	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 	"github.com/evalctl/evalctl/tasks"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
-	"github.com/evalctl/evalctl/orchestrator/report"
+	"github.com/evalctl/evalctl/results/report"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 )
 

@@ -18,11 +18,11 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/evalctl/evalctl/internal/yamlcheck"
 	"github.com/evalctl/evalctl/orchestrator/longctx"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/tasks"
-	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
 // Plan is a registered plan of arms x cases x repeat labels, resolved: every

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalctl/evalctl/internal/yamlcheck"
 	screens "github.com/evalctl/evalctl/orchestrator/screen"
 	"github.com/evalctl/evalctl/orchestrator/serving"
-	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
 var updateRef = flag.Bool("update", false, "rewrite the generated plan reference (../docs/plan.md)")

@@ -12,7 +12,7 @@ import (
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/agent"
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // ErrPreflight is wrapped by every preflight failure: an endpoint that is

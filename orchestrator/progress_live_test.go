@@ -15,7 +15,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 
 	"github.com/evalctl/evalctl"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // recordedRun is a real run (the grader's fixture suite, arms reference and

@@ -16,8 +16,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/evalctl/evalctl"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
+	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/tasks"
 )
 

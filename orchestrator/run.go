@@ -18,8 +18,8 @@ import (
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/orchestrator/agent"
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
+	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 )

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // servers keeps the model server of arms that name a server profile. One

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/evalctl/evalctl/tasks/yamlcheck"
+	"github.com/evalctl/evalctl/internal/yamlcheck"
 )
 
 // SuiteFile and CaseFile are the names of the YAML files the loader reads.

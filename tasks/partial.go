@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/evalctl/evalctl/tasks/yamlcheck"
+	"github.com/evalctl/evalctl/internal/yamlcheck"
 )
 
 // CaseError is a case of a suite that did not load.

@@ -10,16 +10,16 @@ import (
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
-	"github.com/evalctl/evalctl/orchestrator/regrade"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/grader/regrade"
+	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 	"github.com/evalctl/evalctl/tasks"
 )
 
 const (
-	fxV1 = "../../orchestrator/regrade/testdata/suite-v1"
-	fxV2 = "../../orchestrator/regrade/testdata/suite-v2"
+	fxV1 = "../../grader/regrade/testdata/suite-v1"
+	fxV2 = "../../grader/regrade/testdata/suite-v2"
 )
 
 // referenceRun writes a run of one completed attempt whose phase answers

@@ -12,7 +12,7 @@ import (
 )
 
 // seedRun is the report package's fixed synthetic cohort.
-const seedRun = "../../orchestrator/report/testdata/dev24"
+const seedRun = "../../results/report/testdata/dev24"
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()

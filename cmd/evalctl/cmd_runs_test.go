@@ -13,8 +13,8 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/evalctl/evalctl"
-	"github.com/evalctl/evalctl/orchestrator/report/reporttest"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/results/reporttest"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")

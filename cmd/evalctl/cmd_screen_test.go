@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/screen"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // screenFixture registers the example scripted screen and records every

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evalctl/evalctl/orchestrator/inspect"
+	"github.com/evalctl/evalctl/results/inspect"
 )
 
 // recordedRun is a real run of the grader's fixture suite (arms reference

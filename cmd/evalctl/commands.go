@@ -11,19 +11,18 @@ import (
 	"github.com/evalctl/evalctl/cmd/evalctl/internal/cli"
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/grader/controls"
+	"github.com/evalctl/evalctl/grader/regrade"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/demo"
-	"github.com/evalctl/evalctl/orchestrator/inspect"
-	"github.com/evalctl/evalctl/orchestrator/regrade"
-	"github.com/evalctl/evalctl/orchestrator/report"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/screen"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
-	"github.com/evalctl/evalctl/orchestrator/summary"
-	"github.com/evalctl/evalctl/orchestrator/view"
+	"github.com/evalctl/evalctl/results/inspect"
+	"github.com/evalctl/evalctl/results/report"
+	"github.com/evalctl/evalctl/results/runstore"
+	"github.com/evalctl/evalctl/results/summary"
+	"github.com/evalctl/evalctl/results/view"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
-	"github.com/evalctl/evalctl/tasks/importer"
 )
 
 func init() {
@@ -388,13 +387,13 @@ func cmdCases(ctx context.Context, e *cli.Env, args []string) error {
 		}, e.Stdout, e.Stderr)
 	case "import":
 		fs := cli.Flags(e, "cases import", "cases import FORMAT SRC --out SUITE [--name NAME] [--version V] [--prompt-template FILE] [--concurrency N] [--max N] [--no-controls]")
-		var r importer.Request
+		var r controls.ImportRequest
 		r.Bind(fs)
 		var err error
 		if r.Args, err = cli.Args(fs, args[1:], 0, -1, ""); err != nil {
 			return err
 		}
-		return importer.Run(ctx, r, e.Stdout, e.Stderr)
+		return controls.Import(ctx, r, e.Stdout, e.Stderr)
 	case "controls":
 		return casesControls(ctx, e, args[1:])
 	}

@@ -57,7 +57,7 @@ func TestImportedSuitePassesTheGate(t *testing.T) {
 			if err := importer.Write(out, exs, importer.Options{Name: "imported", Version: "1.0.0"}); err != nil {
 				t.Fatal(err)
 			}
-			if err := importer.FillCounts(ctx, gen.Grader, out, exs, labels); err != nil {
+			if err := controls.FillCounts(ctx, gen.Grader, out, exs, labels); err != nil {
 				t.Fatal(err)
 			}
 			s, err := tasks.LoadSuite(out)

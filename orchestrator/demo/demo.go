@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/evalctl/evalctl/orchestrator"
-	"github.com/evalctl/evalctl/orchestrator/report"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
+	"github.com/evalctl/evalctl/results/report"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
 )

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/evalctl/evalctl/orchestrator/demo"
-	"github.com/evalctl/evalctl/orchestrator/report"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/results/report"
+	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 	"github.com/evalctl/evalctl/tasks"
 )

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/serving/servingtest"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // BenchmarkScreenClientOverhead measures what a screen request costs beyond

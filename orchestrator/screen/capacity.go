@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // Layout of a capacity probe's run directory:

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/internal/yamlcheck"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
-	"github.com/evalctl/evalctl/tasks/yamlcheck"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // Fixture is a fixed input of a screen: a file sent as the prompt body in

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // PowerScope says what the power figure covers, as the results file does.

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // Layout of a screen's run directory, beside runstore's run.json and

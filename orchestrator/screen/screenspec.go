@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/evalctl/evalctl/internal/yamlcheck"
 	"github.com/evalctl/evalctl/orchestrator/serving"
-	"github.com/evalctl/evalctl/tasks/yamlcheck"
 )
 
 // Leg labels of the baseline runs that bracket a screen.

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/serving/servingtest"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // memorySource is a telemetry fake behind telemetry.Source: whole-GPU

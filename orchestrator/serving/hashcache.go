@@ -13,7 +13,7 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // FileDigest is the SHA-256 of one file the identity records.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 func TestHashCacheHashesOnce(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // Identity is what was served: the exact command, what the server says

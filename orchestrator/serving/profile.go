@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/evalctl/evalctl/tasks/yamlcheck"
+	"github.com/evalctl/evalctl/internal/yamlcheck"
 )
 
 // Restart says when a cohort restarts the model server of an arm.

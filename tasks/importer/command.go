@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -13,45 +12,18 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl"
-	"github.com/evalctl/evalctl/grader"
-	"github.com/evalctl/evalctl/grader/controls"
 )
 
-// Request is what 'evalctl cases import FORMAT SRC' asks for.
+// Request is what 'evalctl cases import FORMAT SRC' asks of the suite
+// side: where the exercises are and how to lay them out. Grading the
+// references (their test counts) and generating controls is the grader's
+// part (grader/controls.ImportRequest).
 type Request struct {
-	Args        []string // FORMAT SRC
-	Concurrency int      // grades at once, at least 1
-	Out         string   // directory of the new suite (required)
-	Name        string   // suite name; "": the base name of Out
-	Version     string
-	PromptFile  string // text/template of each case's prompt; "": DefaultPrompt
-	Max         int    // mutants graded per case phase when generating controls, at least 1
-	NoControls  bool   // generate no negative controls
-}
-
-// Run is 'evalctl cases import': it writes the new suite, fills in each
-// case's test count by running its reference in the sandbox image on the
-// local engine, and generates the negative controls (unless r.NoControls).
-func Run(ctx context.Context, r Request, stdout, stderr io.Writer) error {
-	if r.Max < 1 {
-		return evalctl.Usagef("--max must be at least 1")
-	}
-	im, err := Prepare(r)
-	if err != nil {
-		return err
-	}
-	if err := im.Write(stderr); err != nil {
-		return err
-	}
-	gen, done, err := controls.Connect(ctx, r.Concurrency, stderr)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := im.Count(ctx, gen.Grader, stdout); err != nil || r.NoControls {
-		return err
-	}
-	return gen.GenerateDir(ctx, r.Out, nil, controls.SuiteOptions{Options: controls.Options{Max: r.Max}, Out: stdout, Log: stderr})
+	Args       []string // FORMAT SRC
+	Out        string   // directory of the new suite (required)
+	Name       string   // suite name; "": the base name of Out
+	Version    string
+	PromptFile string // text/template of each case's prompt; "": DefaultPrompt
 }
 
 // Import is a checked request and the exercises found in its source.
@@ -60,7 +32,8 @@ type Import struct {
 	Exercises []*Exercise
 	Out       string
 	opt       Options
-	start     time.Time
+	// Start is when the import began (for the closing line's time).
+	Start time.Time
 }
 
 // Prepare checks r (mistakes are *evalctl.UsageError) and reads the
@@ -78,10 +51,7 @@ func Prepare(r Request) (*Import, error) {
 	if r.Out == "" {
 		return nil, evalctl.Usagef("cases import: --out SUITE is required")
 	}
-	if r.Concurrency < 1 {
-		return nil, evalctl.Usagef("--concurrency must be at least 1")
-	}
-	im := &Import{Adapter: ad, Out: r.Out, opt: Options{Name: r.Name, Version: r.Version}, start: time.Now()}
+	im := &Import{Adapter: ad, Out: r.Out, opt: Options{Name: r.Name, Version: r.Version}, Start: time.Now()}
 	if im.opt.Name == "" {
 		im.opt.Name = filepath.Base(filepath.Clean(r.Out))
 	}
@@ -117,16 +87,6 @@ func (im *Import) Write(log io.Writer) error {
 	return nil
 }
 
-// Count fills in the test counts by running each reference with g, then
-// reports the import on out.
-func (im *Import) Count(ctx context.Context, g Grader, out io.Writer) error {
-	if err := FillCounts(ctx, g, im.Out, im.Exercises, grader.Labels{Run: grader.RunLabel("cases-import")}); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "imported %d %s exercises into %s in %.1fs\n", len(im.Exercises), im.Adapter.Name(), im.Out, time.Since(im.start).Seconds())
-	return nil
-}
-
 // adapterNames are the names of Adapters, sorted.
 func adapterNames() []string {
 	var out []string
@@ -143,7 +103,4 @@ func (r *Request) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.Name, "name", "", "suite name (default: the base name of --out)")
 	fs.StringVar(&r.Version, "version", "1.0.0", "suite version")
 	fs.StringVar(&r.PromptFile, "prompt-template", "", "text/template file rendering each case's prompt (fields .Name .Language .Instructions .Solution .Files; default: instructions plus the files to change)")
-	fs.IntVar(&r.Concurrency, "concurrency", 2, "grades run at once")
-	fs.IntVar(&r.Max, "max", 24, "mutants graded per case phase when generating controls (spread over all made)")
-	fs.BoolVar(&r.NoControls, "no-controls", false, "do not generate negative controls (the suite then fails 'cases check' until it has some)")
 }

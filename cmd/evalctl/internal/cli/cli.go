@@ -20,7 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/evalctl/evalctl"
-	"github.com/evalctl/evalctl/orchestrator/runstore"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // Env is what a command may touch of the process.

@@ -1,0 +1,328 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/evalctl/evalctl/results/reporttest"
+)
+
+// runChecker runs the shipped Python checker (a trusted copy, outside the
+// export) on dir: nil when it printed OK and exited 0, else its output.
+func runChecker(t *testing.T, dir string) error {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	trusted := filepath.Join(t.TempDir(), CheckerPy)
+	if err := os.WriteFile(trusted, checkerPy, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, py, trusted, dir).CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		if !bytes.HasPrefix(out, []byte("OK: ")) {
+			t.Fatalf("checker exited 0 without OK: %s", out)
+		}
+		return nil
+	case errors.As(err, &ee) && ee.ExitCode() == 1:
+		if !bytes.HasPrefix(out, []byte("FAIL: ")) {
+			t.Fatalf("checker exited 1 without a FAIL: line: %s", out)
+		}
+		return errors.New(string(out))
+	default:
+		t.Fatalf("checker: %v: %s", err, out)
+		return nil
+	}
+}
+
+// richExport exports a synthetic cohort with everything the pools must
+// handle: replaced infra failures, two-phase cases, wall-time stops, failed
+// self-tests, attempts of unknown tokens, ungraded and unscored records.
+func richExport(t *testing.T) string {
+	t.Helper()
+	spec := reporttest.Synthetic(reporttest.SyntheticSpec{Attempts: 240, Cases: 12, Seed: 17})
+	for i := range spec.Attempts {
+		a := &spec.Attempts[i]
+		switch i % 37 {
+		case 5:
+			a.TokensUnknown = true
+		case 11:
+			a.SelfTestFailed = true
+		case 19:
+			if a.State == "" && !a.Replaces {
+				a.Solved = nil // no grades: ungraded
+			}
+		}
+	}
+	src := filepath.Join(t.TempDir(), "run")
+	if err := reporttest.Write(src, spec); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "export")
+	if _, err := Export(context.Background(), []string{src}, out, Options{Baseline: "current_iq3"}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sweepExport(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "export")
+	if _, err := Export(context.Background(), []string{sweepDir(t)}, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// edit replaces old by new once in dir/file.
+func edit(t *testing.T, dir, file, old, new string) {
+	t.Helper()
+	p := filepath.Join(dir, file)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(old)) {
+		t.Fatalf("%s lacks %q", file, old)
+	}
+	if err := os.WriteFile(p, bytes.Replace(data, []byte(old), []byte(new), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rewriteRows applies f to the rows of dir's attempts.json and writes them
+// back with a matching attempts.csv; with rebuild, the aggregates too, so
+// that only the evidence can tell.
+func rewriteRows(t *testing.T, dir string, rebuild bool, f func([]Row)) {
+	t.Helper()
+	var rows []Row
+	data, _ := os.ReadFile(filepath.Join(dir, AttemptsJSON))
+	if err := json.Unmarshal(data, &rows); err != nil {
+		t.Fatal(err)
+	}
+	f(rows)
+	data, _ = marshalIndent(rows)
+	os.WriteFile(filepath.Join(dir, AttemptsJSON), data, 0o644)
+	data, _ = attemptsCSV(rows)
+	os.WriteFile(filepath.Join(dir, AttemptsCSV), data, 0o644)
+	if rebuild {
+		var proto Protocol
+		pdata, _ := os.ReadFile(filepath.Join(dir, ProtocolJSON))
+		if err := json.Unmarshal(pdata, &proto); err != nil {
+			t.Fatal(err)
+		}
+		var agg Report
+		adata, _ := os.ReadFile(filepath.Join(dir, AggregatesJSON))
+		if err := json.Unmarshal(adata, &agg); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Build(&Input{Runs: agg.Runs, Rows: rows}, proto.Options)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		WriteJSON(&buf, rep)
+		os.WriteFile(filepath.Join(dir, AggregatesJSON), buf.Bytes(), 0o644)
+		buf.Reset()
+		WriteCSV(&buf, rep)
+		os.WriteFile(filepath.Join(dir, AggregatesCSV), buf.Bytes(), 0o644)
+	}
+}
+
+// firstFailed is the index of the first scored row with functional false.
+func firstFailed(rows []Row) int {
+	for i, r := range rows {
+		if r.Status == Scored && !*r.Functional {
+			return i
+		}
+	}
+	panic("no failed row")
+}
+
+// TestCheckerAgreesWithVerify: evalctl verify and the shipped Python
+// checker accept the same exports and reject the same tampered ones.
+func TestCheckerAgreesWithVerify(t *testing.T) {
+	tests := []struct {
+		name   string
+		export func(*testing.T) string
+		tamper func(*testing.T, string)
+		ok     bool
+	}{
+		{name: "seed export", export: exportSeed, ok: true},
+		{name: "rich export", export: richExport, ok: true},
+		{name: "sweep export", export: sweepExport, ok: true},
+		{name: "sweep point edited", export: sweepExport, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `"arm": "mtp3",
+          "values": [
+            3
+          ]`, `"arm": "mtp3",
+          "values": [
+            7
+          ]`)
+			resum(t, d)
+		}},
+		{name: "sweep order edited", export: sweepExport, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `"arm": "mtp2"`, `"arm": "mtp9"`)
+			resum(t, d)
+		}},
+		{name: "one byte flipped, sums stale", export: exportSeed, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `"decode_tps": 62.357151060397875`, `"decode_tps": 62.357151060397876`)
+		}},
+		{name: "decode tps edited", export: exportSeed, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `"decode_tps": 62.357151060397875`, `"decode_tps": 62.357151060397876`)
+			resum(t, d)
+		}},
+		{name: "median edited", export: richExport, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `"median_attempt_seconds": `, `"median_attempt_seconds": 1`)
+			resum(t, d)
+		}},
+		{name: "transition edited", export: richExport, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `"both_pass": `, `"both_pass": 1`)
+			resum(t, d)
+		}},
+		{name: "wilson bound edited", export: exportSeed, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `"wilson_low": 0.`, `"wilson_low": 0.1`)
+			resum(t, d)
+		}},
+		{name: "bootstrap bound edited", export: exportSeed, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `"low": `, `"low": 1`)
+			resum(t, d)
+		}},
+		{name: "aggregates csv edited", export: exportSeed, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesCSV, "10116.1934", "10116.1935")
+			resum(t, d)
+		}},
+		{name: "attempts csv edited", export: exportSeed, tamper: func(t *testing.T, d string) {
+			edit(t, d, AttemptsCSV, ",completed,", ",cancelled,")
+			resum(t, d)
+		}},
+		{name: "outcome flipped in the row only", export: exportSeed, tamper: func(t *testing.T, d string) {
+			edit(t, d, AttemptsJSON, `"functional": false`, `"functional": true`)
+			resum(t, d)
+		}},
+		// The issue's case: an outcome changed everywhere it is stated,
+		// aggregates rebuilt to match. Only the evidence disagrees.
+		{name: "outcome flipped everywhere", export: exportSeed, tamper: func(t *testing.T, d string) {
+			rewriteRows(t, d, true, func(rows []Row) {
+				i := firstFailed(rows)
+				yes := true
+				rows[i].Functional, rows[i].Delivered = &yes, &yes
+			})
+			resum(t, d)
+		}},
+		{name: "delivered flipped everywhere", export: richExport, tamper: func(t *testing.T, d string) {
+			rewriteRows(t, d, true, func(rows []Row) {
+				for i, r := range rows {
+					if r.Status == Scored && *r.Functional && !*r.Delivered {
+						yes := true
+						rows[i].Delivered = &yes
+						return
+					}
+				}
+				t.Fatal("no functional, undelivered row")
+			})
+			resum(t, d)
+		}},
+		{name: "group counts edited to pass", export: exportSeed, tamper: func(t *testing.T, d string) {
+			rewriteRows(t, d, false, func(rows []Row) {
+				g := &rows[firstFailed(rows)].Evidence.Phases[0].Groups[0]
+				g.Passed, g.Failed, g.ExitCode = g.Total, 0, 0 // success left false
+			})
+			resum(t, d)
+		}},
+		{name: "evidence made to pass, outcome left", export: exportSeed, tamper: func(t *testing.T, d string) {
+			rewriteRows(t, d, false, func(rows []Row) {
+				e := rows[firstFailed(rows)].Evidence
+				for p := range e.Phases {
+					for g := range e.Phases[p].Groups {
+						gr := &e.Phases[p].Groups[g]
+						gr.Passed, gr.Failed, gr.ExitCode, gr.Success = gr.Total, 0, 0, true
+					}
+					e.Phases[p].ProtectedChangesCount, e.Phases[p].Solved = 0, true
+				}
+			})
+			resum(t, d)
+		}},
+		{name: "arm changed flag dropped", export: exportSeed, tamper: func(t *testing.T, d string) {
+			rewriteRows(t, d, false, func(rows []Row) {
+				for i := range rows {
+					if rows[i].Evidence != nil {
+						rows[i].Evidence.ArmUnchanged = nil
+						return
+					}
+				}
+			})
+			resum(t, d)
+		}},
+		{name: "evidence removed", export: exportSeed, tamper: func(t *testing.T, d string) {
+			rewriteRows(t, d, false, func(rows []Row) { rows[5].Evidence = nil })
+			resum(t, d)
+		}},
+		{name: "checker replaced", export: exportSeed, tamper: func(t *testing.T, d string) {
+			os.WriteFile(filepath.Join(d, CheckerPy), []byte("print('OK: fine')\n"), 0o644)
+			resum(t, d)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := copyDir(t, tt.export(t))
+			if tt.tamper != nil {
+				tt.tamper(t, dir)
+			}
+			goErr := Verify(dir)
+			pyErr := runChecker(t, dir)
+			if (goErr == nil) != (pyErr == nil) {
+				t.Fatalf("disagree: evalctl verify: %v; check.py: %v", goErr, pyErr)
+			}
+			if (goErr == nil) != tt.ok {
+				t.Fatalf("verify %v, check.py %v; want ok=%v", goErr, pyErr, tt.ok)
+			}
+			if goErr != nil {
+				t.Logf("verify: %v\ncheck.py: %s", goErr, strings.SplitN(pyErr.Error(), "\n", 2)[0])
+			}
+		})
+	}
+}
+
+// TestCheckerShippedBeside: the checker in the export runs as is, from the
+// export directory, on the data beside it.
+func TestCheckerShippedBeside(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	dir := exportSeed(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, CheckerPy)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "OK: ") {
+		t.Fatalf("python3 check.py in the export: %v: %s", err, out)
+	}
+}
+
+// TestEvidenceScoresLikeTheRecords: for every row of the committed
+// fixtures, the outcome recomputed from the evidence is the outcome
+// evalctl.Score gave from the records.
+func TestEvidenceScoresLikeTheRecords(t *testing.T) {
+	in := mustLoad(t, seedDir)
+	for i := range in.Rows {
+		if d := checkEvidence(i, &in.Rows[i]); d != nil {
+			t.Errorf("row %d: %v", i, d)
+		}
+	}
+}

@@ -1,0 +1,258 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/results/runstore"
+)
+
+// IdleMethod says how EndpointIdle figures are computed; it is recorded
+// with them.
+const IdleMethod = "idle_share = 1 - busy / wall per device label. busy: the union of the [started_at, endpoint_released_at] intervals of the attempts on the device (an attempt holds its endpoint from its start, server start included, to its last model response; grading is not endpoint time). wall: per runner session (registration or resume), from the session's first attempt start to its last attempt end (grading included), summed over sessions; rests (the plan's rest_seconds, from the event log) are taken out where the device was not busy during them. span_idle_share = 1 - busy / span, span: per session, from the device's first attempt start to its last endpoint release, rests taken out likewise (the device's own working span: what the runner could have kept it busy for). tail_seconds: per session, the cohort wall time after the device's last endpoint release, summed (on one device: the last grades, with nothing left for the device to serve); idle_share counts it, span_idle_share does not."
+
+// EndpointIdle is how much of a cohort's wall time each device's endpoint
+// stood idle: the share of time the GPU waited on something else
+// (grading, sandboxes, the runner).
+type EndpointIdle struct {
+	Method  string       `json:"method"`
+	Devices []DeviceIdle `json:"devices"`
+}
+
+// DeviceIdle is the endpoint idle share of one device label ("" when the
+// arms name none). Every figure is null, with Why, when an attempt's hold
+// on the endpoint is unknown (a runner killed mid-attempt).
+type DeviceIdle struct {
+	Device string `json:"device"`
+	// Attempts is the number of attempts whose holds make up BusySeconds.
+	Attempts    int      `json:"attempts"`
+	BusySeconds *float64 `json:"busy_seconds"`
+	// WallSeconds is the cohort wall time with this device's rests taken
+	// out; RestSeconds is what was taken out.
+	WallSeconds *float64 `json:"wall_seconds"`
+	RestSeconds *float64 `json:"rest_seconds"`
+	IdleShare   *float64 `json:"idle_share"`
+	// SpanSeconds is the device's own working span, first attempt start
+	// to last endpoint release per session, rests taken out; SpanIdleShare
+	// is the idle share over it. TailSeconds is the cohort wall time after
+	// the device's last release (on one device: the last grades), which
+	// IdleShare counts and SpanIdleShare does not.
+	SpanSeconds   *float64 `json:"span_seconds"`
+	SpanIdleShare *float64 `json:"span_idle_share"`
+	TailSeconds   *float64 `json:"tail_seconds"`
+	Why           string   `json:"why,omitempty"`
+}
+
+type span struct{ from, to time.Time }
+
+// union merges overlapping spans, sorted by start.
+func union(in []span) []span {
+	s := append([]span(nil), in...)
+	sort.Slice(s, func(i, j int) bool { return s[i].from.Before(s[j].from) })
+	var out []span
+	for _, x := range s {
+		if n := len(out); n > 0 && !x.from.After(out[n-1].to) {
+			if x.to.After(out[n-1].to) {
+				out[n-1].to = x.to
+			}
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func total(s []span) time.Duration {
+	var d time.Duration
+	for _, x := range s {
+		d += x.to.Sub(x.from)
+	}
+	return d
+}
+
+// minus is the part of a (merged) not covered by b (merged).
+func minus(a, b []span) []span {
+	var out []span
+	for _, x := range a {
+		cur := []span{x}
+		for _, y := range b {
+			var next []span
+			for _, c := range cur {
+				if !y.from.Before(c.to) || !y.to.After(c.from) {
+					next = append(next, c)
+					continue
+				}
+				if y.from.After(c.from) {
+					next = append(next, span{c.from, y.from})
+				}
+				if y.to.Before(c.to) {
+					next = append(next, span{y.to, c.to})
+				}
+			}
+			cur = next
+		}
+		out = append(out, cur...)
+	}
+	return out
+}
+
+// intersect is the part of a (merged) inside b (merged).
+func intersect(a, b []span) []span { return minus(a, minus(a, b)) }
+
+// ComputeEndpointIdle computes a run's endpoint idle share per device from
+// its attempt records and event log. It is nil when no attempt recorded
+// when it released its endpoint (runs from before that was recorded).
+func ComputeEndpointIdle(attempts []*evalctl.Attempt, events []runstore.Event) *EndpointIdle {
+	recorded := false
+	for _, a := range attempts {
+		if a.EndpointReleasedAt != nil {
+			recorded = true
+		}
+	}
+	if !recorded {
+		return nil
+	}
+	var sessions []time.Time
+	var rests []span
+	for _, e := range events {
+		switch e.Kind {
+		case "registered", "resumed":
+			sessions = append(sessions, e.Time)
+		case runstore.RestEvent:
+			if from, to, err := runstore.ParseRest(e.Detail); err == nil {
+				rests = append(rests, span{from, to})
+			}
+		}
+	}
+	sort.Slice(sessions, func(i, j int) bool { return sessions[i].Before(sessions[j]) })
+	session := func(t time.Time) int { // index of the session t falls in
+		return sort.Search(len(sessions), func(i int) bool { return sessions[i].After(t) }) - 1
+	}
+	walls := map[int]*span{}
+	spans := map[string]map[int]*span{} // device -> session -> first start to last release
+	busy := map[string][]span{}
+	count := map[string]int{}
+	unknown := map[string]string{}
+	var devices []string
+	for _, a := range attempts {
+		if a.StartedAt == nil {
+			continue
+		}
+		d := a.Device
+		if _, ok := busy[d]; !ok {
+			devices = append(devices, d)
+			busy[d] = []span{}
+		}
+		end := a.FinishedAt
+		if end == nil || (a.EndpointReleasedAt != nil && a.EndpointReleasedAt.After(*end)) {
+			end = a.EndpointReleasedAt
+		}
+		if a.EndpointReleasedAt == nil || end == nil {
+			if unknown[d] == "" {
+				unknown[d] = fmt.Sprintf("attempt %s (%s) has no recorded endpoint release: the runner stopped during it, so how long it held the endpoint is unknown", a.ID, a.State)
+			}
+			continue
+		}
+		busy[d] = append(busy[d], span{*a.StartedAt, *a.EndpointReleasedAt})
+		count[d]++
+		k := session(*a.StartedAt)
+		if spans[d] == nil {
+			spans[d] = map[int]*span{}
+		}
+		if sp := spans[d][k]; sp == nil {
+			spans[d][k] = &span{*a.StartedAt, *a.EndpointReleasedAt}
+		} else {
+			if a.StartedAt.Before(sp.from) {
+				sp.from = *a.StartedAt
+			}
+			if a.EndpointReleasedAt.After(sp.to) {
+				sp.to = *a.EndpointReleasedAt
+			}
+		}
+		w := walls[k]
+		if w == nil {
+			walls[k] = &span{*a.StartedAt, *end}
+			continue
+		}
+		if a.StartedAt.Before(w.from) {
+			w.from = *a.StartedAt
+		}
+		if end.After(w.to) {
+			w.to = *end
+		}
+	}
+	var wall []span
+	for _, w := range walls {
+		wall = append(wall, *w)
+	}
+	wall = union(wall)
+	rests = intersect(union(rests), wall)
+	sort.Strings(devices)
+	out := &EndpointIdle{Method: IdleMethod, Devices: []DeviceIdle{}}
+	for _, d := range devices {
+		di := DeviceIdle{Device: d, Attempts: count[d]}
+		if why := unknown[d]; why != "" {
+			di.Why = why
+			out.Devices = append(out.Devices, di)
+			continue
+		}
+		b := union(busy[d])
+		rest := total(minus(rests, b))
+		w := total(wall) - rest
+		bs, ws, rs := total(b).Seconds(), w.Seconds(), rest.Seconds()
+		di.BusySeconds, di.WallSeconds, di.RestSeconds = &bs, &ws, &rs
+		if w > 0 {
+			share := 1 - bs/ws
+			di.IdleShare = &share
+		} else {
+			di.Why = "no wall time"
+		}
+		var own, tail []span
+		for k, sp := range spans[d] {
+			own = append(own, *sp)
+			if w := walls[k]; w.to.After(sp.to) {
+				tail = append(tail, span{sp.to, w.to})
+			}
+		}
+		own = union(own)
+		spanD := total(own) - total(minus(intersect(rests, own), b))
+		ts := total(minus(union(tail), rests)).Seconds()
+		ss := spanD.Seconds()
+		di.SpanSeconds, di.TailSeconds = &ss, &ts
+		if spanD > 0 {
+			share := 1 - bs/ss
+			di.SpanIdleShare = &share
+		}
+		out.Devices = append(out.Devices, di)
+	}
+	return out
+}
+
+// idleNotes says each run's endpoint idle share per device.
+func idleNotes(in *Input) []string {
+	var notes []string
+	for _, r := range in.Runs {
+		if r.EndpointIdle == nil {
+			continue
+		}
+		for _, d := range r.EndpointIdle.Devices {
+			name := d.Device
+			if name == "" {
+				name = "(no label)"
+			}
+			if d.IdleShare == nil {
+				notes = append(notes, fmt.Sprintf("run %s, device %s: endpoint idle share unknown: %s", r.ID, name, d.Why))
+				continue
+			}
+			note := fmt.Sprintf("run %s, device %s: endpoint idle share %.2f%% (endpoint held %.1f s of %.1f s cohort wall time, %.1f s of rests excluded, over %d attempts)",
+				r.ID, name, *d.IdleShare*100, *d.BusySeconds, *d.WallSeconds, *d.RestSeconds, d.Attempts)
+			if d.SpanIdleShare != nil && d.TailSeconds != nil {
+				note += fmt.Sprintf("; over the device's own span (first start to last endpoint release, %.1f s) %.2f%%; grading tail after the last release %.1f s", *d.SpanSeconds, *d.SpanIdleShare*100, *d.TailSeconds)
+			}
+			notes = append(notes, note)
+		}
+	}
+	return notes
+}
