@@ -1,0 +1,307 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/orchestrator/agent"
+	"github.com/evalctl/evalctl/orchestrator/model"
+	"github.com/evalctl/evalctl/results/runstore"
+	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+// attempt runs one attempt end to end and records it. It returns an error
+// only for failures of the run itself (a record that cannot be written);
+// everything else is recorded in the attempt. free gives the device slot
+// back to the scheduler; it is called once the endpoint is released after a
+// model part that ended well (the caller frees it in every other case).
+// prep is the start work done before the slot was taken (nil: none).
+func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, prep *preparation, free func()) error {
+	arm := r.plan.Arm(a.Arm)
+	device := rep.Device
+	if len(arm.Endpoint.Replicas) > 0 {
+		a.Replica = rep.BaseURL
+	}
+	c := r.suite.Case(a.Case)
+	// The attempt starts once its start work is done: until then its
+	// device has no request of it to serve.
+	prep.wait()
+	// In flight from before its start time until after its endpoint
+	// release: every attempt whose recorded [started_at,
+	// endpoint_released_at] meets this one's on the same device is named
+	// in its overlapped_attempts.
+	r.overlaps.begin(device, a.ID)
+	now := time.Now().UTC()
+	a.State, a.StartedAt, a.Device = evalctl.Running, &now, device
+	if err := r.store.WriteAttempt(a); err != nil {
+		return err
+	}
+	r.store.AppendEvent(runstore.Event{Kind: "start", Attempt: a.ID, Detail: fmt.Sprintf("slot %d %s %s %s", a.Slot, a.Arm, a.Case, a.Repeat)})
+	r.prog.begin(a)
+	var out attemptOutcome
+	// release ends the attempt's hold on its endpoint and device: from
+	// here on only grading is left, which needs neither. The slot is
+	// freed here only when the model part ended well (runAttempt); an
+	// attempt that failed before has nothing to grade, and its slot is
+	// freed once the circuit breaker has seen it, so that no attempt starts
+	// on an endpoint the breaker is about to stop.
+	var releaseOnce sync.Once
+	releaseAt := func(freeSlot bool) {
+		releaseOnce.Do(func() {
+			at := time.Now().UTC()
+			a.EndpointReleasedAt = &at
+			ov := r.overlaps.end(device, a.ID)
+			a.OverlappedAttempts = &ov
+			if freeSlot && !r.opts.HoldEndpointWhileGrading {
+				free()
+			}
+		})
+	}
+	release := func() { releaseAt(true) }
+	baseURL := rep.BaseURL
+	if arm.Profile != "" {
+		r.prog.phase(a, "starting the model server")
+		url, identity, err := r.servers.ensure(ctx, arm)
+		if err != nil {
+			out.infra = fmt.Errorf("model server for arm %s: %w", arm.Name, err)
+		} else if key := arm.Name + " " + identity + " " + fmt.Sprint(r.servers.starts); r.checked[key] == "" {
+			// A server a profile started gets the preflight once healthy.
+			if _, err := CheckEndpoint(ctx, arm, url); err != nil {
+				out.infra = err
+			} else {
+				r.checked[key] = url
+			}
+		}
+		baseURL, a.Server = url, identity
+	}
+	if out.infra == nil {
+		out = r.runAttempt(ctx, a, arm, baseURL, c, prep, release)
+	}
+	releaseAt(false)
+	end := time.Now().UTC()
+	a.FinishedAt = &end
+	switch {
+	case ctx.Err() != nil:
+		a.State = evalctl.Interrupted
+		a.Error = "cancelled by the user (Ctrl-C); run again on resume"
+		a.Measurements = nil
+	case out.infra != nil:
+		a.State = evalctl.InfraFailed
+		a.Error = out.infra.Error()
+		a.Measurements = nil
+	default:
+		a.State = evalctl.Completed
+	}
+	if err := r.store.WriteAttempt(a); err != nil {
+		return err
+	}
+	r.store.AppendEvent(runstore.Event{Kind: string(a.State), Attempt: a.ID, Detail: a.Error})
+	var grades []*evalctl.Grade
+	if a.State == evalctl.Completed {
+		grades = out.grades
+	}
+	r.prog.end(a, evalctl.Score(a, grades))
+	return nil
+}
+
+type attemptOutcome struct {
+	infra  error
+	grades []*evalctl.Grade
+}
+
+// agentEngineLost names the cause of an attempt's infrastructure failure
+// err when it is the agent's engine going silent, and drains that engine
+// from a pool; otherwise err is returned as it is.
+func (r *runner) agentEngineLost(ctx context.Context, box *sandbox.Container, err error) error {
+	if ctx.Err() != nil || !box.EngineLost(ctx) {
+		return err
+	}
+	if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
+		pool.Drain(ctx, box)
+	}
+	return fmt.Errorf("%w: engine %s (the attempt's agent sandbox): %v", sandbox.ErrEngineLost, box.EngineName(), err)
+}
+
+// runAttempt runs the agent and grades its answers; it calls
+// releaseEndpoint as soon as the last model response has arrived, so that
+// the next attempt on the device starts while this one is graded.
+func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, baseURL string, c *tasks.Case, prep *preparation, releaseEndpoint func()) (out attemptOutcome) {
+	client := model.New(model.Config{BaseURL: baseURL, APIKey: apiKey(arm)})
+	if prep != nil && prep.err == nil && prep.box != nil && !r.boxes.near(prep.box, a.Device) {
+		// Prepared before the replica (and so the machine) was known, on
+		// an engine away from it: the agent container goes near its
+		// endpoint, as the plan's sandbox hosts ask.
+		prep.discard()
+		prep = nil
+	}
+	if prep == nil {
+		prep = r.prepareNow(ctx, a, arm, baseURL)
+	} else if prep.err == nil && prep.info == nil {
+		// Prepared before the replica (or the profile's server) was known:
+		// only the identity is left.
+		if prep.info, prep.err = identify(ctx, client, arm, baseURL); prep.err != nil {
+			prep.discard()
+		}
+	}
+	if prep.err != nil {
+		return attemptOutcome{infra: prep.err}
+	}
+	a.Endpoint = prep.info
+	box := prep.box
+	prep.box = nil // this attempt's from here on
+	a.SandboxEngine = box.EngineName()
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			r.boxes.release(box, a.Device)
+		}
+	}
+	defer release()
+	// A failure whose cause is the agent's engine going silent says so
+	// (and drains the engine): an infrastructure failure, replaceable.
+	defer func() {
+		if out.infra != nil && !released {
+			out.infra = r.agentEngineLost(ctx, box, out.infra)
+		}
+	}()
+	tf, err := os.OpenFile(filepath.Join(r.store.AttemptDir(a.ID), runstore.TranscriptFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return attemptOutcome{infra: err}
+	}
+	defer tf.Close()
+	stream := arm.Stream == nil || *arm.Stream
+	loop, err := agent.New(agent.Config{
+		Model: client, ModelName: arm.Endpoint.Model, Params: arm.Params(a.Seed), NoStream: !stream,
+		Sandbox: box, Transcript: io.MultiWriter(tf, r.prog.transcriptTap(a)), CommandTimeout: seconds(*arm.Budgets.CommandTimeoutSeconds),
+		Budgets: agent.Budgets{WallTime: seconds(*arm.Budgets.WallSeconds), GeneratedTokens: *arm.Budgets.GeneratedTokens, ToolCalls: *arm.Budgets.ToolCalls},
+	})
+	if err != nil {
+		return attemptOutcome{infra: err}
+	}
+	var snaps []*sandbox.Snapshot // the phases' answers, as written to the run directory
+	counters := startCounters(ctx, client)
+	// done closes the attempt's model part at its last model response: the
+	// /metrics bracket ends and the endpoint is given back before the last
+	// snapshot, which needs only the container.
+	modelDone := false
+	done := func() {
+		if modelDone {
+			return
+		}
+		modelDone = true
+		a.Measurements = loop.Measurements()
+		a.ServerCounters = counters.stop(ctx)
+		releaseEndpoint()
+	}
+	for i, p := range c.Phases {
+		if p.OverlayDir != "" {
+			over, err := sandbox.DirEntries(p.OverlayDir, tasks.Ignored)
+			if err == nil {
+				err = box.CopyIn(ctx, "/workspace", over)
+			}
+			if err != nil {
+				return attemptOutcome{infra: fmt.Errorf("phase %d overlay: %w", p.Number, err)}
+			}
+		}
+		prompt := p.Prompt
+		if p.Number == 1 && c.CorpusDir != "" {
+			in, text, err := corpusInput(ctx, arm, c, p.Prompt, client)
+			if err != nil {
+				return attemptOutcome{infra: err}
+			}
+			a.Input, prompt = in, p.Prompt+text
+		}
+		turn, err := loop.RunPhase(ctx, p.Number, prompt)
+		a.Turns = append(a.Turns, turn)
+		if err != nil || ctx.Err() != nil {
+			return out // interrupted: the caller records it
+		}
+		if infraFailure(turn) {
+			return attemptOutcome{infra: fmt.Errorf("endpoint unavailable in phase %d, the request never reached it (%s): %s", p.Number, turn.ModelErrorKind, turn.Error)}
+		}
+		// A budget stop or an error ends the attempt; what exists is graded.
+		last := i == len(c.Phases)-1 || turn.Termination != evalctl.TermCompleted
+		if last {
+			done()
+		}
+		snap, err := box.Snapshot(ctx, "/workspace", tasks.Ignored)
+		if err != nil {
+			return attemptOutcome{infra: fmt.Errorf("snapshot phase %d: %w", p.Number, err)}
+		}
+		path := r.store.SnapshotPath(a.ID, p.Number)
+		if err := runstore.WriteFileAtomic(path, snap.Tar, 0o644); err != nil {
+			return attemptOutcome{infra: err}
+		}
+		a.Snapshots = append(a.Snapshots, evalctl.Snapshot{Phase: p.Number, File: filepath.Base(path), SHA256: snap.SHA256, Bytes: int64(len(snap.Tar))})
+		snaps = append(snaps, snap)
+		if last {
+			break
+		}
+	}
+	done()
+	a.ArmUnchanged = r.armUnchanged(a)
+	// The agent is done with its container: remove it, so that the next
+	// attempt's container is started while this one is graded.
+	release()
+	// Grade every phase snapshot in a fresh container.
+	for i, s := range a.Snapshots {
+		r.prog.phase(a, fmt.Sprintf("grading phase %d", s.Phase))
+		g, err := r.grader.Grade(ctx, r.suite, c, s.Phase, snaps[i], grader.Labels{Run: r.run.ID, Attempt: a.ID})
+		if err != nil {
+			if ctx.Err() != nil {
+				return out
+			}
+			return attemptOutcome{infra: fmt.Errorf("grade phase %d: %w", s.Phase, err)}
+		}
+		if err := r.store.WriteGrade(a.ID, g); err != nil && !errors.Is(err, os.ErrExist) {
+			return attemptOutcome{infra: err}
+		}
+		out.grades = append(out.grades, g)
+	}
+	return out
+}
+
+// infraFailure is the runner's side of the one classification rule
+// (model.Class, README "Model failures"): a turn ended by a model call that
+// never reached the server, retries spent (refused, a dead keep-alive
+// connection, 429, 503), makes the attempt an infrastructure failure:
+// unscored, replaceable. Every other failure is scored: a response the
+// server failed after taking the request (server_error: under a fixed seed
+// it fails the same way again, and --replace-infra must never re-sample
+// the model's failures) and the arm's own refusals (model_error).
+func infraFailure(turn evalctl.Turn) bool {
+	return turn.Termination == evalctl.TermModelError && model.Kind(turn.ModelErrorKind).Class() == model.ClassUnavailable
+}
+
+// armUnchanged compares the arm the attempt ran under with the registered
+// plan on disk: the plan file must still hash as registered and hold the
+// same arm, byte for byte.
+func (r *runner) armUnchanged(a *evalctl.Attempt) *bool {
+	// The runner's plan was read from plan.json when its SHA-256 matched
+	// the registered one: a file that still matches holds that very arm.
+	sum, err := runstore.FileSHA256(r.store.Path(runstore.PlanFile))
+	if err != nil {
+		return nil
+	}
+	arm := r.plan.Arm(a.Arm)
+	ok := sum == r.run.PlanSHA256 && arm != nil && arm.Hash() == a.ArmHash
+	return &ok
+}
+
+// apiKey reads the arm's API key from its environment variable.
+func apiKey(a *Arm) string {
+	if a.Endpoint.APIKeyEnv == "" {
+		return ""
+	}
+	return os.Getenv(a.Endpoint.APIKeyEnv)
+}

@@ -1,0 +1,149 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/results/runstore"
+	"github.com/evalctl/evalctl/tasks"
+)
+
+func resume(ctx context.Context, opts Options) (*runner, error) {
+	store, err := runstore.Open(opts.ResumeDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Lock(); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*runner, error) {
+		store.Unlock()
+		return nil, err
+	}
+	run, data, err := store.Registered(runstore.KindCohort, runstore.PlanFile)
+	if err != nil {
+		return fail(fmt.Errorf("resume: %w", err))
+	}
+	var plan Plan
+	if err := json.Unmarshal(data, &plan); err != nil {
+		return fail(fmt.Errorf("resume %s: read %s: %w", store.Dir, runstore.PlanFile, err))
+	}
+	suite, err := tasks.LoadSuite(plan.SuiteDir)
+	if err != nil {
+		return fail(fmt.Errorf("resume %s: %w", store.Dir, err))
+	}
+	if suite.Fingerprint != run.Suite.Fingerprint {
+		return fail(fmt.Errorf("resume %s: %w: suite %s now has fingerprint %s, registered %s; grade old answers with 'evalctl regrade' and start a new run", store.Dir, ErrChanged, suite.Dir, suite.Fingerprint, run.Suite.Fingerprint))
+	}
+	if opts, err = withSandboxHosts(ctx, opts, plan.SandboxHosts); err != nil {
+		return fail(err)
+	}
+	img, err := ensureImage(ctx, opts)
+	if err != nil {
+		return fail(err)
+	}
+	if img.ID != run.ImageID {
+		fmt.Fprintf(opts.Progress, "warning: the sandbox image is now %s, the run registered %s; attempts record the image they ran in\n", img.ID, run.ImageID)
+	}
+	// Containers a killed runner left behind are of no use now.
+	pruneRun(ctx, opts, run.ID, "left by the previous runner")
+	store.AppendEvent(runstore.Event{Kind: "resumed"})
+	fmt.Fprintf(opts.Progress, "resuming run %s (plan sha256 %s)\n", run.ID, run.PlanSHA256)
+	return newRunner(opts, &plan, suite, store, run, img), nil
+}
+
+// pending works out, per slot, the attempt to run now: a planned record is
+// run as it is; a record left running by a killed process is marked
+// interrupted and replaced; infra failures are replaced on request.
+func (r *runner) pending() ([]*evalctl.Attempt, int, error) {
+	all, err := r.store.Attempts()
+	if err != nil {
+		return nil, 0, err
+	}
+	latest := runstore.Current(all)
+	var todo []*evalctl.Attempt
+	done := 0
+	for _, s := range r.plan.Slots {
+		a, ok := latest[s.Index]
+		switch {
+		case !ok:
+			na, err := newAttempt(r.store, r.run, r.plan, r.suite, s, "")
+			if err != nil {
+				return nil, 0, err
+			}
+			todo = append(todo, na)
+		case a.State == evalctl.Planned:
+			todo = append(todo, a)
+		case a.State == evalctl.Running || a.State == evalctl.Interrupted:
+			if a.State == evalctl.Running {
+				a.State = evalctl.Interrupted
+				a.Error = "the runner stopped while this attempt ran (killed or crashed); it is run again as a replacement"
+				a.Measurements = nil
+				if err := r.store.WriteAttempt(a); err != nil {
+					return nil, 0, err
+				}
+				r.store.AppendEvent(runstore.Event{Kind: "interrupted", Attempt: a.ID, Detail: "found running at resume"})
+			}
+			na, err := newAttempt(r.store, r.run, r.plan, r.suite, s, a.ID)
+			if err != nil {
+				return nil, 0, err
+			}
+			todo = append(todo, na)
+		case a.State == evalctl.InfraFailed && r.opts.ReplaceInfra:
+			na, err := newAttempt(r.store, r.run, r.plan, r.suite, s, a.ID)
+			if err != nil {
+				return nil, 0, err
+			}
+			r.store.AppendEvent(runstore.Event{Kind: "replace_infra", Attempt: na.ID, Detail: "replaces " + a.ID})
+			todo = append(todo, na)
+		default:
+			done++
+		}
+	}
+	return todo, done, nil
+}
+
+// Cancel ends a run for good: every slot that has not run is recorded as
+// cancelled (unscored, null outcomes), so that reports count it as planned
+// but never run, and a later resume has nothing left to do.
+func Cancel(ctx context.Context, dir string, why string) (int, error) {
+	store, err := runstore.Open(dir)
+	if err != nil {
+		return 0, err
+	}
+	if err := store.Lock(); err != nil {
+		return 0, err
+	}
+	defer store.Unlock()
+	all, err := store.Attempts()
+	if err != nil {
+		return 0, err
+	}
+	replaced := map[string]bool{}
+	for _, a := range all {
+		if a.ReplacementOf != "" {
+			replaced[a.ReplacementOf] = true
+		}
+	}
+	if why == "" {
+		why = "cancelled by the user"
+	}
+	n := 0
+	for _, a := range all {
+		if replaced[a.ID] || (a.State != evalctl.Planned && a.State != evalctl.Running) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		a.State, a.Error, a.Measurements = evalctl.Cancelled, why, nil
+		if err := store.WriteAttempt(a); err != nil {
+			return n, err
+		}
+		store.AppendEvent(runstore.Event{Kind: string(evalctl.Cancelled), Attempt: a.ID, Detail: why})
+		n++
+	}
+	return n, nil
+}
