@@ -297,11 +297,11 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 			return 0, 0, err
 		}
 		for _, a := range Current(all) {
-			switch a.State {
-			case evalctl.Completed:
+			switch {
+			case a.State == evalctl.Completed:
 				scored++
 				ended++
-			case evalctl.Cancelled, evalctl.InfraFailed:
+			case a.State.Ended():
 				ended++
 			}
 		}
@@ -310,10 +310,10 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 	last := map[string]string{}
 	replaced := map[string]bool{}
 	for _, e := range events {
-		switch e.Kind {
-		case string(evalctl.Completed), string(evalctl.Cancelled), string(evalctl.InfraFailed), string(evalctl.Interrupted), "start":
+		switch k := evalctl.State(e.Kind); {
+		case k == evalctl.Completed || k == evalctl.Interrupted || k.Ended() || e.Kind == "start":
 			last[e.Attempt] = e.Kind
-		case "replace_infra":
+		case e.Kind == "replace_infra":
 			if old, ok := strings.CutPrefix(e.Detail, "replaces "); ok {
 				replaced[old] = true
 			}
@@ -323,11 +323,11 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 		if replaced[id] {
 			continue
 		}
-		switch k {
-		case string(evalctl.Completed):
+		switch s := evalctl.State(k); {
+		case s == evalctl.Completed:
 			scored++
 			ended++
-		case string(evalctl.Cancelled), string(evalctl.InfraFailed):
+		case s.Ended():
 			ended++
 		}
 	}
