@@ -44,3 +44,27 @@ func TestRecordsReadBackByteIdentical(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupWithoutCounts: a group whose grade records no test counts (one
+// imported from another harness) reads as counts unknown, not 0, and is
+// written back without counts; a group with counts is unaffected.
+func TestGroupWithoutCounts(t *testing.T) {
+	var g evalctl.GroupResult
+	if err := json.Unmarshal([]byte(`{"name":"acceptance","required":true,"success":true}`), &g); err != nil {
+		t.Fatal(err)
+	}
+	if !g.CountsUnknown || !g.Success {
+		t.Errorf("read %+v, want counts unknown and the recorded success", g)
+	}
+	out, err := json.Marshal(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out, []byte(`"total"`)) || bytes.Contains(out, []byte(`"passed"`)) {
+		t.Errorf("written back with counts: %s", out)
+	}
+	var h evalctl.GroupResult
+	if err := json.Unmarshal([]byte(`{"name":"acceptance","passed":0,"failed":0,"total":0}`), &h); err != nil || h.CountsUnknown {
+		t.Errorf("a group that ran no test reads as counts unknown: %+v %v", h, err)
+	}
+}
