@@ -101,30 +101,68 @@ func minus(a, b []span) []span {
 // intersect is the part of a (merged) inside b (merged).
 func intersect(a, b []span) []span { return minus(a, minus(a, b)) }
 
-// ComputeEndpointIdle computes a run's endpoint idle share per device from
-// its attempt records and event log. It is nil when no attempt recorded
-// when it released its endpoint (runs from before that was recorded).
-func ComputeEndpointIdle(attempts []*evalctl.Attempt, events []runstore.Event) *EndpointIdle {
-	recorded := false
-	for _, a := range attempts {
-		if a.EndpointReleasedAt != nil {
-			recorded = true
-		}
-	}
-	if !recorded {
-		return nil
-	}
-	var sessions []time.Time
-	var rests []span
+// Timeline is what a run's event log says that its endpoint idle share
+// needs: when each runner session began (registration, each resume) and
+// the rests between attempts. An export carries it in protocol.json, so
+// that the share can be recomputed from the export alone.
+type Timeline struct {
+	Sessions []time.Time `json:"sessions"`
+	Rests    []Rest      `json:"rests"`
+}
+
+// Rest is one rest between attempts (the plan's rest_seconds).
+type Rest struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+}
+
+// NewTimeline reads a run's sessions and rests from its event log.
+func NewTimeline(events []runstore.Event) *Timeline {
+	tl := &Timeline{Sessions: []time.Time{}, Rests: []Rest{}}
 	for _, e := range events {
 		switch e.Kind {
 		case "registered", "resumed":
-			sessions = append(sessions, e.Time)
+			tl.Sessions = append(tl.Sessions, e.Time.UTC())
 		case runstore.RestEvent:
 			if from, to, err := runstore.ParseRest(e.Detail); err == nil {
-				rests = append(rests, span{from, to})
+				tl.Rests = append(tl.Rests, Rest{from.UTC(), to.UTC()})
 			}
 		}
+	}
+	return tl
+}
+
+// ComputeEndpointIdle computes a run's endpoint idle share per device from
+// its attempt records and event log (see endpointIdle), as for a run no
+// runner is working on.
+func ComputeEndpointIdle(attempts []*evalctl.Attempt, events []runstore.Event) *EndpointIdle {
+	rows := make([]*Row, len(attempts))
+	for i, a := range attempts {
+		r := NewRow(a, "", nil)
+		rows[i] = &r
+	}
+	return endpointIdle(rows, NewTimeline(events), false)
+}
+
+// endpointIdle computes a run's endpoint idle share per device from its
+// rows' start, release and finish times and its timeline. It is nil when
+// no attempt recorded when it released its endpoint (runs from before
+// that was recorded). While a runner works on the run (running), a device
+// with an attempt in flight has no share yet: its wall time is not over.
+func endpointIdle(rows []*Row, tl *Timeline, running bool) *EndpointIdle {
+	recorded := false
+	for _, r := range rows {
+		if r.EndpointReleasedAt != nil {
+			recorded = true
+		}
+	}
+	if !recorded || tl == nil {
+		return nil
+	}
+	sessions := append([]time.Time(nil), tl.Sessions...)
+	var rests []span
+	for _, r := range tl.Rests {
+		rests = append(rests, span{r.From, r.To})
 	}
 	sort.Slice(sessions, func(i, j int) bool { return sessions[i].Before(sessions[j]) })
 	session := func(t time.Time) int { // index of the session t falls in
@@ -136,7 +174,7 @@ func ComputeEndpointIdle(attempts []*evalctl.Attempt, events []runstore.Event) *
 	count := map[string]int{}
 	unknown := map[string]string{}
 	var devices []string
-	for _, a := range attempts {
+	for _, a := range rows {
 		if a.StartedAt == nil {
 			continue
 		}
@@ -151,7 +189,7 @@ func ComputeEndpointIdle(attempts []*evalctl.Attempt, events []runstore.Event) *
 		}
 		if a.EndpointReleasedAt == nil || end == nil {
 			if unknown[d] == "" {
-				unknown[d] = fmt.Sprintf("attempt %s (%s) has no recorded endpoint release: the runner stopped during it, so how long it held the endpoint is unknown", a.ID, a.State)
+				unknown[d] = noRelease(a, running)
 			}
 			continue
 		}
@@ -192,48 +230,63 @@ func ComputeEndpointIdle(attempts []*evalctl.Attempt, events []runstore.Event) *
 	sort.Strings(devices)
 	out := &EndpointIdle{Method: IdleMethod, Devices: []DeviceIdle{}}
 	for _, d := range devices {
-		di := DeviceIdle{Device: d, Attempts: count[d]}
-		if why := unknown[d]; why != "" {
-			di.Why = why
-			out.Devices = append(out.Devices, di)
-			continue
-		}
-		b := union(busy[d])
-		rest := total(minus(rests, b))
-		w := total(wall) - rest
-		bs, ws, rs := total(b).Seconds(), w.Seconds(), rest.Seconds()
-		di.BusySeconds, di.WallSeconds, di.RestSeconds = &bs, &ws, &rs
-		if w > 0 {
-			share := 1 - bs/ws
-			di.IdleShare = &share
-		} else {
-			di.Why = "no wall time"
-		}
-		var own, tail []span
-		for k, sp := range spans[d] {
-			own = append(own, *sp)
-			if w := walls[k]; w.to.After(sp.to) {
-				tail = append(tail, span{sp.to, w.to})
-			}
-		}
-		own = union(own)
-		spanD := total(own) - total(minus(intersect(rests, own), b))
-		ts := total(minus(union(tail), rests)).Seconds()
-		ss := spanD.Seconds()
-		di.SpanSeconds, di.TailSeconds = &ss, &ts
-		if spanD > 0 {
-			share := 1 - bs/ss
-			di.SpanIdleShare = &share
-		}
-		out.Devices = append(out.Devices, di)
+		out.Devices = append(out.Devices, deviceIdle(d, count[d], unknown[d], busy[d], wall, rests, spans[d], walls))
 	}
 	return out
 }
 
+// noRelease says why an attempt without an endpoint release leaves its
+// device's idle share unknown: it is still running, or the runner stopped
+// during it.
+func noRelease(r *Row, running bool) string {
+	if running && r.State == string(evalctl.Running) {
+		return fmt.Sprintf("attempt %s is still running: the share is known once the device's attempts have ended", r.AttemptID)
+	}
+	return fmt.Sprintf("attempt %s (%s) has no recorded endpoint release: the runner stopped during it, so how long it held the endpoint is unknown", r.AttemptID, r.State)
+}
+
+// deviceIdle is one device's figures from its holds, the cohort wall time,
+// the rests inside it and the device's own spans per session.
+func deviceIdle(d string, n int, why string, holds, wall, rests []span, own map[int]*span, walls map[int]*span) DeviceIdle {
+	di := DeviceIdle{Device: d, Attempts: n}
+	if why != "" {
+		di.Why = why
+		return di
+	}
+	b := union(holds)
+	rest := total(minus(rests, b))
+	w := total(wall) - rest
+	bs, ws, rs := total(b).Seconds(), w.Seconds(), rest.Seconds()
+	di.BusySeconds, di.WallSeconds, di.RestSeconds = &bs, &ws, &rs
+	if w > 0 {
+		share := 1 - bs/ws
+		di.IdleShare = &share
+	} else {
+		di.Why = "no wall time"
+	}
+	var mine, tail []span
+	for k, sp := range own {
+		mine = append(mine, *sp)
+		if w := walls[k]; w.to.After(sp.to) {
+			tail = append(tail, span{sp.to, w.to})
+		}
+	}
+	mine = union(mine)
+	spanD := total(mine) - total(minus(intersect(rests, mine), b))
+	ts := total(minus(union(tail), rests)).Seconds()
+	ss := spanD.Seconds()
+	di.SpanSeconds, di.TailSeconds = &ss, &ts
+	if spanD > 0 {
+		share := 1 - bs/ss
+		di.SpanIdleShare = &share
+	}
+	return di
+}
+
 // idleNotes says each run's endpoint idle share per device.
-func idleNotes(in *Input) []string {
+func idleNotes(rep *Report) []string {
 	var notes []string
-	for _, r := range in.Runs {
+	for _, r := range rep.Runs {
 		if r.EndpointIdle == nil {
 			continue
 		}
