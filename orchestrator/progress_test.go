@@ -2,13 +2,17 @@ package orchestrator
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/results/reporttest"
+	"github.com/evalctl/evalctl/results/runstore"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the live display's ticker
@@ -200,5 +204,36 @@ func TestProgressCountsTheWholeRunAfterResume(t *testing.T) {
 	}
 	if x := p.arms[1]; x.done != 2 || x.scored != 1 || x.funcOK != 1 {
 		t.Errorf("arm b %+v: want 2 done, 1 scored, 1 functional", *x)
+	}
+}
+
+// TestEarlierOutcomesFromTheRunDirectory: what a resumed runner counts as
+// done before it is read from the run directory and scored as the report
+// scores it: every slot not left to run, completed ones with their grades.
+func TestEarlierOutcomesFromTheRunDirectory(t *testing.T) {
+	spec := &reporttest.RunSpec{ID: "r", Suite: evalctl.SuiteRef{Name: "dev", Version: "1.0.0", Fingerprint: "fp"}, ImageID: "sha256:i"}
+	for i, solved := range []bool{true, true, false} {
+		spec.Attempts = append(spec.Attempts, reporttest.AttemptSpec{Arm: "a", Case: "c", Language: "python", Repeat: fmt.Sprintf("repeat-%d", i+1), Slot: i,
+			Phases: 1, Terminations: []evalctl.Termination{evalctl.TermCompleted}, Solved: []bool{solved}, Tokens: 100, Decode: 1, Task: 2})
+	}
+	spec.Attempts = append(spec.Attempts, reporttest.AttemptSpec{Arm: "a", Case: "c", Language: "python", Repeat: "repeat-4", Slot: 3, State: evalctl.Planned, Phases: 1})
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := reporttest.Write(dir, spec); err != nil {
+		t.Fatal(err)
+	}
+	st, err := runstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := st.Attempts()
+	got := earlierOutcomes(st, "dev@1.0.0", all[3:])
+	functional := 0
+	for _, e := range got {
+		if e.outcome != nil && e.outcome.Functional {
+			functional++
+		}
+	}
+	if len(got) != 3 || functional != 2 {
+		t.Errorf("%d earlier outcomes, %d functional; want 3 and 2", len(got), functional)
 	}
 }
