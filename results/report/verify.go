@@ -61,6 +61,9 @@ func Verify(dir string) error {
 	if err := strictUnmarshal(listed[AttemptsJSON], &rows); err != nil {
 		return &Difference{AttemptsJSON, "(document)", "an array of attempt rows", err.Error()}
 	}
+	if rows == nil {
+		return &Difference{AttemptsJSON, "(document)", "an array of attempt rows", "null"}
+	}
 	if d := roundTrip(AttemptsJSON, rows, listed[AttemptsJSON]); d != nil {
 		return d
 	}
