@@ -217,6 +217,19 @@ func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *evalct
 	a.StartedAt, a.FinishedAt = &start, &end
 	unchanged := true
 	a.ArmUnchanged = &unchanged
+	a.Turns = buildTurns(as)
+	n := len(as.Terminations)
+	for p := 1; p <= n; p++ {
+		a.Snapshots = append(a.Snapshots, evalctl.Snapshot{Phase: p, File: fmt.Sprintf("phase-%d.tar", p),
+			SHA256: hashOf(fmt.Sprintf("%s/%d", a.ID, p)), Bytes: 20480})
+	}
+	a.Measurements = buildMeasurements(as, n)
+	return a
+}
+
+// buildTurns makes one turn per termination of a completed attempt.
+func buildTurns(as *AttemptSpec) []evalctl.Turn {
+	turns := []evalctl.Turn{}
 	n := len(as.Terminations)
 	for t, term := range as.Terminations {
 		ok := term == evalctl.TermCompleted
@@ -244,12 +257,14 @@ func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *evalct
 			turn.LastTest.Command = "npm test"
 			turn.LastTypecheck = &evalctl.SelfCheck{Command: "npx tsc --noEmit", Passed: true}
 		}
-		a.Turns = append(a.Turns, turn)
+		turns = append(turns, turn)
 	}
-	for p := 1; p <= n; p++ {
-		a.Snapshots = append(a.Snapshots, evalctl.Snapshot{Phase: p, File: fmt.Sprintf("phase-%d.tar", p),
-			SHA256: hashOf(fmt.Sprintf("%s/%d", a.ID, p)), Bytes: 20480})
-	}
+	return turns
+}
+
+// buildMeasurements makes the measurements of a completed attempt of n
+// turns.
+func buildMeasurements(as *AttemptSpec, n int) *evalctl.Measurements {
 	prompt, promptSec, cached, maxSeq := as.Tokens*9, as.Decode/20, as.Tokens*8, int64(24000)+as.Tokens%9000
 	tokens, decode := &as.Tokens, &as.Decode
 	if as.TokensUnknown {
@@ -262,14 +277,13 @@ func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *evalct
 	if source == "" {
 		source = "server"
 	}
-	a.Measurements = &evalctl.Measurements{
+	return &evalctl.Measurements{
 		NativeOutputTokens: tokens, DecodeSeconds: decode, TaskSeconds: as.Task,
 		PromptTokens: &prompt, PromptSeconds: &promptSec, CachedTokens: &cached,
 		ToolCalls: 13 * n, ToolErrors: 1, Responses: 14 * n, MaxSequenceTokens: &maxSeq,
 		FinishReasons: map[string]int{"tool_calls": 13 * n, "stop": n},
 		DraftTokens:   as.DraftTokens, DraftAccepted: as.DraftAccepted, TimingsSource: source,
 	}
-	return a
 }
 
 func buildGrade(spec *RunSpec, as *AttemptSpec, suite evalctl.SuiteRef, phase int, solved bool, created time.Time) *evalctl.Grade {

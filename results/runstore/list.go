@@ -187,51 +187,11 @@ func Summarize(dir string) (*Summary, error) {
 	}
 	switch run.Kind {
 	case "cohort", "":
-		var ph planHead
-		if err := ReadJSON(st.Path(PlanFile), &ph); err != nil {
-			return nil, fmt.Errorf("read plan of %s: %w", dir, err)
-		}
-		if s.Name == "" {
-			s.Name = ph.Name
-		}
-		for _, a := range ph.Arms {
-			s.Arms = append(s.Arms, a.Name)
-		}
-		planned := len(ph.Slots)
-		scored, ended, err := cohortCounts(st, events)
-		if err != nil {
+		if err := summarizeCohort(st, s, events); err != nil {
 			return nil, err
 		}
-		if len(ph.Slots) == 0 {
-			// A plan.json not written by a runner (a fixture, a tool):
-			// the slots and arms are those of the attempt records.
-			if planned, err = fromAttempts(st, s); err != nil {
-				return nil, err
-			}
-		}
-		s.Planned, s.Scored, s.Ended = &planned, &scored, &ended
-		s.State = RunStopped
-		if ended >= planned {
-			s.State = RunComplete
-		}
 	case "screen":
-		s.State = RunStopped
-		done := map[string]bool{}
-		for _, e := range events {
-			switch e.Kind {
-			case "screen_start":
-				var fin, planned int
-				if _, err := fmt.Sscanf(e.Detail, "%d of %d finished", &fin, &planned); err == nil {
-					s.Planned = &planned
-				}
-			case "sample":
-				done[e.Attempt] = true
-			case "screen_end":
-				s.State = RunComplete
-			}
-		}
-		n := len(done)
-		s.Ended = &n
+		summarizeScreen(s, events)
 	default:
 		s.State = RunStopped
 		if len(events) > 0 {
@@ -245,6 +205,61 @@ func Summarize(dir string) (*Summary, error) {
 		s.Name = "-"
 	}
 	return s, nil
+}
+
+// summarizeCohort fills s from a cohort's plan and event log: its arms,
+// planned, scored and ended attempts, and whether it completed.
+func summarizeCohort(st *Store, s *Summary, events []listEvent) error {
+	var ph planHead
+	if err := ReadJSON(st.Path(PlanFile), &ph); err != nil {
+		return fmt.Errorf("read plan of %s: %w", st.Dir, err)
+	}
+	if s.Name == "" {
+		s.Name = ph.Name
+	}
+	for _, a := range ph.Arms {
+		s.Arms = append(s.Arms, a.Name)
+	}
+	planned := len(ph.Slots)
+	scored, ended, err := cohortCounts(st, events)
+	if err != nil {
+		return err
+	}
+	if len(ph.Slots) == 0 {
+		// A plan.json not written by a runner (a fixture, a tool):
+		// the slots and arms are those of the attempt records.
+		if planned, err = fromAttempts(st, s); err != nil {
+			return err
+		}
+	}
+	s.Planned, s.Scored, s.Ended = &planned, &scored, &ended
+	s.State = RunStopped
+	if ended >= planned {
+		s.State = RunComplete
+	}
+	return nil
+}
+
+// summarizeScreen fills s from a screen's event log: samples planned and
+// ended, and whether the screen reached its end.
+func summarizeScreen(s *Summary, events []listEvent) {
+	s.State = RunStopped
+	done := map[string]bool{}
+	for _, e := range events {
+		switch e.Kind {
+		case "screen_start":
+			var fin, planned int
+			if _, err := fmt.Sscanf(e.Detail, "%d of %d finished", &fin, &planned); err == nil {
+				s.Planned = &planned
+			}
+		case "sample":
+			done[e.Attempt] = true
+		case "screen_end":
+			s.State = RunComplete
+		}
+	}
+	n := len(done)
+	s.Ended = &n
 }
 
 // listEvent is the part of an event a listing reads (no time to parse).

@@ -473,51 +473,68 @@ func (doc *Document) addRegrades(ctx context.Context, dir string, st *runstore.S
 		}
 		rel, _ := filepath.Rel(dir, f)
 		g := &Regrade{RunIDs: []string{run.ID}, Record: rel, At: rec.At.UTC().Format(time.RFC3339Nano), Suite: rec.Suite,
-			Arms: map[string]*RegradeArm{}}
-		for i := range in.Rows {
-			r := &in.Rows[i]
-			if !want[r.AttemptID] {
-				continue
-			}
-			ra := g.Arms[r.Arm]
-			if ra == nil {
-				ra = &RegradeArm{}
-				g.Arms[r.Arm] = ra
-			}
-			ra.Attempts++
-			if r.Status == report.Scored {
-				ra.Scored++
-				if *r.Functional {
-					ra.Functional++
-				}
-				if *r.Delivered {
-					ra.Delivered++
-				}
-			}
-		}
-		var seenOwn bool
-		unchanged := true
-		for id := range want {
-			grades, err := st.Grades(byID[id], own)
-			if err != nil {
-				return fmt.Errorf("summarize: %w", err)
-			}
-			for _, gr := range grades {
-				if gr == nil {
-					continue
-				}
-				seenOwn = true
-				if gr.GradedAt.After(rec.At) {
-					unchanged = false
-				}
-			}
-		}
-		if seenOwn {
-			g.OriginalResultsUnchanged = &unchanged
+			Arms: regradeArms(in.Rows, want)}
+		if g.OriginalResultsUnchanged, err = ownUnchanged(st, byID, want, own, rec.At); err != nil {
+			return err
 		}
 		doc.Regrades = append(doc.Regrades, g)
 	}
 	return nil
+}
+
+// regradeArms counts, per arm, the rows of the attempts in want and their
+// scored outcomes.
+func regradeArms(rows []report.Row, want map[string]bool) map[string]*RegradeArm {
+	arms := map[string]*RegradeArm{}
+	for i := range rows {
+		r := &rows[i]
+		if !want[r.AttemptID] {
+			continue
+		}
+		ra := arms[r.Arm]
+		if ra == nil {
+			ra = &RegradeArm{}
+			arms[r.Arm] = ra
+		}
+		ra.Attempts++
+		if r.Status == report.Scored {
+			ra.Scored++
+			if *r.Functional {
+				ra.Functional++
+			}
+			if *r.Delivered {
+				ra.Delivered++
+			}
+		}
+	}
+	return arms
+}
+
+// ownUnchanged is whether no grade of the attempts in want under the run's
+// own suite (own) was written after the regrade at; null when they have
+// none.
+func ownUnchanged(st *runstore.Store, byID map[string]*evalctl.Attempt, want map[string]bool, own string, at time.Time) (*bool, error) {
+	var seenOwn bool
+	unchanged := true
+	for id := range want {
+		grades, err := st.Grades(byID[id], own)
+		if err != nil {
+			return nil, fmt.Errorf("summarize: %w", err)
+		}
+		for _, gr := range grades {
+			if gr == nil {
+				continue
+			}
+			seenOwn = true
+			if gr.GradedAt.After(at) {
+				unchanged = false
+			}
+		}
+	}
+	if !seenOwn {
+		return nil, nil
+	}
+	return &unchanged, nil
 }
 
 func (doc *Document) addScreen(dir string) error {
