@@ -225,8 +225,7 @@ type Slot struct {
 	Seed   int64  `json:"seed"`
 }
 
-// DefaultBudgets are DESIGN.md's per-attempt budgets, which an arm's unset
-// budgets take.
+// DefaultBudgets are the per-attempt budgets an arm's unset budgets take.
 func DefaultBudgets() Budgets {
 	wall, tokens, calls, cmd := 1800.0, int64(65536), 120, 120.0
 	return Budgets{WallSeconds: &wall, GeneratedTokens: &tokens, ToolCalls: &calls, CommandTimeoutSeconds: &cmd}
