@@ -47,7 +47,7 @@ var allowed = map[string][]string{
 	"orchestrator/transcript":          {"", "orchestrator/model"},
 	"orchestrator/scripted":            {"", "tasks"},
 	"orchestrator/telemetry":           {},
-	"orchestrator/longctx":             {},
+	"orchestrator/longctx":             {""},
 
 	// results: the run directory on disk and what reads it.
 	"results/view":       {"", "results/inspect", "results/report", "results/runstore"},

@@ -110,7 +110,7 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 		return nil, err
 	}
 	sum := run.PlanSHA256
-	store.AppendEvent(runstore.Event{Kind: "registered", Detail: fmt.Sprintf("plan sha256 %s, %d attempts", sum, len(plan.Slots))})
+	store.AppendEvent(runstore.Event{Kind: evalctl.EventRegistered, Detail: fmt.Sprintf("plan sha256 %s, %d attempts", sum, len(plan.Slots))})
 	fmt.Fprintf(opts.Progress, "registered run %s\n  plan sha256 %s\n  suite %s (%s)\n  image %s\n  %d attempts: %d arms x %d cases x %d repeats\n  directory %s\n",
 		run.ID, sum, suite.ID(), suite.Fingerprint, img.ID, len(plan.Slots), len(plan.Arms), len(plan.Cases), len(plan.Repeats), store.Dir)
 	return newRunner(opts, plan, suite, store, run, img), nil

@@ -127,7 +127,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	defer r.closeHosts()
 	if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
 		pool.OnDrain(func(engine string, cause error) {
-			r.store.AppendEvent(runstore.Event{Kind: "engine_drained", Detail: fmt.Sprintf("sandbox engine %s stopped answering (%v); the run continued on the others", engine, cause)})
+			r.store.AppendEvent(runstore.Event{Kind: evalctl.EventEngineDrained, Detail: fmt.Sprintf("sandbox engine %s stopped answering (%v); the run continued on the others", engine, cause)})
 		})
 	}
 	err = r.execute(ctx)
@@ -209,10 +209,10 @@ func (r *runner) execute(ctx context.Context) error {
 			case <-time.After(seconds(r.plan.RestSeconds)):
 			case <-ctx.Done():
 			}
-			r.store.AppendEvent(runstore.Event{Kind: runstore.RestEvent, Detail: runstore.RestDetail(from, time.Now().UTC())})
+			r.store.AppendEvent(runstore.Event{Kind: evalctl.EventRest, Detail: runstore.RestDetail(from, time.Now().UTC())})
 		}
 		if why := r.guard(ctx); why != "" {
-			r.store.AppendEvent(runstore.Event{Kind: "guard", Detail: why})
+			r.store.AppendEvent(runstore.Event{Kind: evalctl.EventGuard, Detail: why})
 			record(fmt.Errorf("%w: %s; resume with '%s'", ErrGuard, why, r.resumeCommand()))
 			break
 		}
@@ -258,7 +258,7 @@ func (r *runner) execute(ctx context.Context) error {
 				return
 			}
 			if why := brk.observe(endpointKey(arm, rep), a.State == evalctl.InfraFailed, a.Error); why != "" {
-				r.store.AppendEvent(runstore.Event{Kind: "endpoint_failing", Attempt: a.ID, Detail: why})
+				r.store.AppendEvent(runstore.Event{Kind: evalctl.EventEndpointFailing, Attempt: a.ID, Detail: why})
 				record(fmt.Errorf("%w: %s; the run stopped (the attempts not yet run are still planned); once the endpoint answers again, resume with '%s'", ErrEndpointFailing, why, r.resumeCommand()))
 			}
 		}()

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
@@ -200,7 +201,7 @@ func RunCapacity(ctx context.Context, st *runstore.Store, run *runstore.Run, pla
 		if err := runstore.WriteJSON(st.Path(ResultsDir, strconv.Itoa(size)+".json"), res); err != nil {
 			return err
 		}
-		st.AppendEvent(runstore.Event{Kind: "capacity", Detail: fmt.Sprintf("%d: %s", size, res.State)})
+		st.AppendEvent(runstore.Event{Kind: evalctl.EventCapacity, Detail: fmt.Sprintf("%d: %s", size, res.State)})
 		fmt.Fprintln(progress, capacityLine(res))
 	}
 	return nil
@@ -246,7 +247,7 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 		return finish()
 	}
 	sampler.SetStage("startup")
-	st.AppendEvent(runstore.Event{Kind: "capacity_start", Detail: strconv.Itoa(size)})
+	st.AppendEvent(runstore.Event{Kind: evalctl.EventCapacityStart, Detail: strconv.Itoa(size)})
 	srv, err := serving.Start(ctx, plan.Profile, serving.StartOptions{LogPath: filepath.Join(dir, ServerLog), CtxSize: size, Evalctl: o.Evalctl})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -48,54 +48,14 @@ const (
 // ErrLocked is returned when another process holds the run directory.
 var ErrLocked = errors.New("run directory is in use by another evalctl process")
 
-// Run is the identity of a run, written once at registration.
-type Run struct {
-	ID string `json:"id"`
-	// Name is the plan's (or screen's, probe's) name; the run directory's
-	// name starts with it.
-	Name      string    `json:"name,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	// PlanSHA256 is the SHA-256 of plan.json as written.
-	PlanSHA256     string           `json:"plan_sha256"`
-	Suite          evalctl.SuiteRef `json:"suite"`
-	ImageID        string           `json:"image_id"`
-	EvalctlVersion string           `json:"evalctl_version"`
-	// Kind is "cohort" or "screen".
-	Kind string `json:"kind"`
-	// ArmHashes maps each arm of a cohort to the SHA-256 of its registered
-	// configuration, the same hash every attempt of the arm records.
-	ArmHashes map[string]string `json:"arm_hashes,omitempty"`
-	// ArmOrder lists the cohort's arms in plan order: a report without an
-	// explicit baseline compares every arm with the first.
-	ArmOrder []string `json:"arm_order,omitempty"`
-	// ArmIdentities is each arm's pooling identity: what changes its
-	// behaviour, not where it listened (see ArmIdentity).
-	ArmIdentities map[string]*ArmIdentity `json:"arm_identities,omitempty"`
-	// Preflight is what each endpoint said when it was checked before
-	// registration.
-	Preflight []EndpointCheck `json:"preflight,omitempty"`
-}
-
-// ArmIdentity is what decides whether two runs' attempts of an arm may be
-// pooled: the fields that change behaviour (model, sampling, caps,
-// reasoning, budgets, server profile, the server's build and weights where
-// known), flattened to "field": "value", and the SHA-256 of their
-// canonical JSON. Host and port are left out on purpose: restarting a
-// server on another port does not change what it computes.
-type ArmIdentity struct {
-	SHA256 string            `json:"sha256"`
-	Fields map[string]string `json:"fields"`
-}
-
-// EndpointCheck is one endpoint's preflight: who answered for which arm.
-type EndpointCheck struct {
-	Arm     string                `json:"arm"`
-	BaseURL string                `json:"base_url"`
-	Device  string                `json:"device,omitempty"`
-	Info    *evalctl.EndpointInfo `json:"info"`
-	// Seconds is how long the check took.
-	Seconds float64 `json:"seconds"`
-}
+// The records of run.json and the event log live in the root package;
+// these are runstore's names for them.
+type (
+	Run           = evalctl.Run
+	ArmIdentity   = evalctl.ArmIdentity
+	EndpointCheck = evalctl.EndpointCheck
+	Event         = evalctl.Event
+)
 
 // Store is an open run directory.
 type Store struct {
@@ -268,14 +228,6 @@ func (s *Store) SuiteIDs(attemptID string) ([]string, error) {
 		}
 	}
 	return ids, nil
-}
-
-// Event is one line of the append-only event log.
-type Event struct {
-	Time    time.Time `json:"time"`
-	Kind    string    `json:"kind"`
-	Attempt string    `json:"attempt,omitempty"`
-	Detail  string    `json:"detail,omitempty"`
 }
 
 // AppendEvent appends one event to events.jsonl and syncs it.
