@@ -38,7 +38,7 @@ func CheckGraded(dirs []string, version string) error {
 		if err != nil {
 			return err
 		}
-		if run.Kind != "" && run.Kind != "cohort" {
+		if run.Kind != "" && run.Kind != runstore.KindCohort {
 			continue
 		}
 		want := SuiteID(run, version)

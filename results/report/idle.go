@@ -137,7 +137,7 @@ func sessionsAndRests(events []runstore.Event) ([]time.Time, []span) {
 	var rests []span
 	for _, e := range events {
 		switch e.Kind {
-		case "registered", "resumed":
+		case evalctl.EventRegistered, evalctl.EventResumed:
 			sessions = append(sessions, e.Time)
 		case runstore.RestEvent:
 			if from, to, err := runstore.ParseRest(e.Detail); err == nil {

@@ -34,7 +34,7 @@ type RunSpec struct {
 	Attempts  []AttemptSpec
 	// PlanSweeps, when set, is written as plan.json's "sweeps" (the
 	// registered expansion of arms declared with a sweep).
-	PlanSweeps any
+	PlanSweeps []evalctl.SweepRecord
 }
 
 // AttemptSpec describes one attempt record. Grades are written under the
@@ -88,10 +88,7 @@ func Write(dir string, spec *RunSpec) error {
 	if err != nil {
 		return err
 	}
-	plan := map[string]any{"run_id": spec.ID, "suite": spec.Suite, "attempts": planEntries(spec)}
-	if spec.PlanSweeps != nil {
-		plan["sweeps"] = spec.PlanSweeps
-	}
+	plan := &fixturePlan{Attempts: planEntries(spec), RunID: spec.ID, Suite: spec.Suite, Sweeps: spec.PlanSweeps}
 	if err := writeJSON(st.Path(runstore.PlanFile), plan); err != nil {
 		return err
 	}
@@ -104,7 +101,7 @@ func Write(dir string, spec *RunSpec) error {
 		created = fixedTime
 	}
 	run := &runstore.Run{ID: spec.ID, Name: spec.Name, CreatedAt: created, PlanSHA256: planSHA, Suite: spec.Suite,
-		ImageID: spec.ImageID, EvalctlVersion: "devel-fixture", Kind: "cohort"}
+		ImageID: spec.ImageID, EvalctlVersion: "devel-fixture", Kind: runstore.KindCohort}
 	if err := writeJSON(st.Path(runstore.RunFile), run); err != nil {
 		return err
 	}
@@ -169,13 +166,33 @@ func sortedKeys(m map[string][]bool) []string {
 	return out
 }
 
-func planEntries(spec *RunSpec) []map[string]any {
-	var out []map[string]any
+// fixturePlan is the plan.json of a fixture: not a plan a runner
+// registers (readers take a fixture's arms and slots from its attempt
+// records), but the records' own place for what a fixture planned, and
+// the sweeps a report reads from a plan.
+type fixturePlan struct {
+	Attempts []fixtureSlot         `json:"attempts"`
+	RunID    string                `json:"run_id"`
+	Suite    evalctl.SuiteRef      `json:"suite"`
+	Sweeps   []evalctl.SweepRecord `json:"sweeps,omitempty"`
+}
+
+// fixtureSlot is one planned attempt of a fixture.
+type fixtureSlot struct {
+	Arm    string `json:"arm"`
+	Case   string `json:"case"`
+	Repeat string `json:"repeat"`
+	Seed   int64  `json:"seed"`
+	Slot   int    `json:"slot"`
+}
+
+func planEntries(spec *RunSpec) []fixtureSlot {
+	var out []fixtureSlot
 	for _, a := range spec.Attempts {
 		if a.Replaces {
 			continue
 		}
-		out = append(out, map[string]any{"slot": a.Slot, "arm": a.Arm, "case": a.Case, "repeat": a.Repeat, "seed": a.Seed})
+		out = append(out, fixtureSlot{Slot: a.Slot, Arm: a.Arm, Case: a.Case, Repeat: a.Repeat, Seed: a.Seed})
 	}
 	return out
 }

@@ -148,17 +148,6 @@ func List(root string) ([]Summary, error) {
 	return out, nil
 }
 
-// planHead is the part of plan.json a listing needs.
-type planHead struct {
-	Name string `json:"name"`
-	Arms []struct {
-		Name string `json:"name"`
-	} `json:"arms"`
-	Slots []struct {
-		Index int `json:"index"`
-	} `json:"slots"`
-}
-
 // Summarize describes one run directory.
 func Summarize(dir string) (*Summary, error) {
 	st, err := Open(dir)
@@ -186,11 +175,11 @@ func Summarize(dir string) (*Summary, error) {
 		return nil, fmt.Errorf("read events of %s: %w", dir, err)
 	}
 	switch run.Kind {
-	case "cohort", "":
+	case KindCohort, "":
 		if err := summarizeCohort(st, s, events); err != nil {
 			return nil, err
 		}
-	case "screen":
+	case KindScreen:
 		summarizeScreen(s, events)
 	default:
 		s.State = RunStopped
@@ -210,7 +199,7 @@ func Summarize(dir string) (*Summary, error) {
 // summarizeCohort fills s from a cohort's plan and event log: its arms,
 // planned, scored and ended attempts, and whether it completed.
 func summarizeCohort(st *Store, s *Summary, events []listEvent) error {
-	var ph planHead
+	var ph evalctl.Plan
 	if err := ReadJSON(st.Path(PlanFile), &ph); err != nil {
 		return fmt.Errorf("read plan of %s: %w", st.Dir, err)
 	}
@@ -247,14 +236,14 @@ func summarizeScreen(s *Summary, events []listEvent) {
 	done := map[string]bool{}
 	for _, e := range events {
 		switch e.Kind {
-		case "screen_start":
+		case evalctl.EventScreenStart:
 			var fin, planned int
 			if _, err := fmt.Sscanf(e.Detail, "%d of %d finished", &fin, &planned); err == nil {
 				s.Planned = &planned
 			}
-		case "sample":
+		case evalctl.EventSample:
 			done[e.Attempt] = true
-		case "screen_end":
+		case evalctl.EventScreenEnd:
 			s.State = RunComplete
 		}
 	}
@@ -264,9 +253,9 @@ func summarizeScreen(s *Summary, events []listEvent) {
 
 // listEvent is the part of an event a listing reads (no time to parse).
 type listEvent struct {
-	Kind    string `json:"kind"`
-	Attempt string `json:"attempt"`
-	Detail  string `json:"detail"`
+	Kind    evalctl.EventKind `json:"kind"`
+	Attempt string            `json:"attempt"`
+	Detail  string            `json:"detail"`
 }
 
 // listEvents reads the event log as Events does (a torn last line is
@@ -301,7 +290,7 @@ func listEvents(st *Store) ([]listEvent, error) {
 func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) {
 	registered := false
 	for _, e := range events {
-		if e.Kind == "registered" {
+		if e.Kind == evalctl.EventRegistered {
 			registered = true
 			break
 		}
@@ -322,13 +311,13 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 		}
 		return scored, ended, nil
 	}
-	last := map[string]string{}
+	last := map[string]evalctl.EventKind{}
 	replaced := map[string]bool{}
 	for _, e := range events {
 		switch e.Kind {
-		case string(evalctl.Completed), string(evalctl.Cancelled), string(evalctl.InfraFailed), string(evalctl.Interrupted), "start":
+		case evalctl.EventCompleted, evalctl.EventCancelled, evalctl.EventInfraFailed, evalctl.EventInterrupted, evalctl.EventStart:
 			last[e.Attempt] = e.Kind
-		case "replace_infra":
+		case evalctl.EventReplaceInfra:
 			if old, ok := strings.CutPrefix(e.Detail, "replaces "); ok {
 				replaced[old] = true
 			}
@@ -339,10 +328,10 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 			continue
 		}
 		switch k {
-		case string(evalctl.Completed):
+		case evalctl.EventCompleted:
 			scored++
 			ended++
-		case string(evalctl.Cancelled), string(evalctl.InfraFailed):
+		case evalctl.EventCancelled, evalctl.EventInfraFailed:
 			ended++
 		}
 	}

@@ -283,7 +283,7 @@ func Summarize(ctx context.Context, inputs []string) (*Document, error) {
 		}
 		seen[run.ID] = in
 		switch run.Kind {
-		case "cohort", "":
+		case runstore.KindCohort, "":
 			err = doc.addCohort(ctx, in, st, run)
 		case screen.KindScreen:
 			err = doc.addScreen(in)
@@ -315,9 +315,7 @@ func uniqueKey[V any](m map[string]V, name, runID string) string {
 }
 
 func planName(st *runstore.Store, fallback string) string {
-	var p struct {
-		Name string `json:"name"`
-	}
+	var p evalctl.Plan
 	if data, err := os.ReadFile(st.Path(runstore.PlanFile)); err == nil {
 		if json.Unmarshal(data, &p) == nil && p.Name != "" {
 			return p.Name
@@ -423,17 +421,6 @@ func gain(v, base *float64) *float64 {
 	return &g
 }
 
-// regradeRecord mirrors regrade.Record (read here without importing the
-// grading side).
-type regradeRecord struct {
-	Kind        string    `json:"kind"`
-	At          time.Time `json:"at"`
-	Suite       string    `json:"suite"`
-	Fingerprint string    `json:"fingerprint"`
-	Attempts    []string  `json:"attempts"`
-	Note        string    `json:"note"`
-}
-
 func (doc *Document) addRegrades(ctx context.Context, dir string, st *runstore.Store, run *runstore.Run) error {
 	files, err := filepath.Glob(st.Path(runstore.RegradesDir, "*.json"))
 	if err != nil {
@@ -453,11 +440,11 @@ func (doc *Document) addRegrades(ctx context.Context, dir string, st *runstore.S
 	}
 	own := tasks.Label(run.Suite.Name, run.Suite.Version)
 	for _, f := range files {
-		var rec regradeRecord
+		var rec evalctl.RegradeRecord
 		if err := runstore.ReadJSON(f, &rec); err != nil {
 			return fmt.Errorf("summarize: %w", err)
 		}
-		if rec.Kind != "regrade" || rec.Suite == "" {
+		if rec.Kind != evalctl.RegradeKind || rec.Suite == "" {
 			return fmt.Errorf("summarize: %s: not a regrade record (kind %q, suite %q)", f, rec.Kind, rec.Suite)
 		}
 		in, err := report.Load(ctx, []string{dir}, rec.Suite)
