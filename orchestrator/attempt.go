@@ -45,7 +45,7 @@ func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, p
 	if err := r.store.WriteAttempt(a); err != nil {
 		return err
 	}
-	r.store.AppendEvent(runstore.Event{Kind: evalctl.EventStart, Attempt: a.ID, Detail: fmt.Sprintf("slot %d %s %s %s", a.Slot, a.Arm, a.Case, a.Repeat)})
+	r.store.Log(runstore.Event{Kind: evalctl.EventStart, Attempt: a.ID, Detail: fmt.Sprintf("slot %d %s %s %s", a.Slot, a.Arm, a.Case, a.Repeat)})
 	r.prog.begin(a)
 	var out attemptOutcome
 	// release ends the attempt's hold on its endpoint and device: from
@@ -104,7 +104,7 @@ func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, p
 	if err := r.store.WriteAttempt(a); err != nil {
 		return err
 	}
-	r.store.AppendEvent(runstore.Event{Kind: evalctl.StateEvent(a.State), Attempt: a.ID, Detail: a.Error})
+	r.store.Log(runstore.Event{Kind: evalctl.StateEvent(a.State), Attempt: a.ID, Detail: a.Error})
 	var grades []*evalctl.Grade
 	if a.State == evalctl.Completed {
 		grades = out.grades

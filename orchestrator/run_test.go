@@ -464,3 +464,65 @@ func TestSandboxThatWillNotStartIsInfra(t *testing.T) {
 		t.Errorf("containers left: %v", left)
 	}
 }
+
+// breakLogAfter is a cool temperature source that, at its n+1th reading
+// (the guard check before attempt n+1), makes the run's event log
+// unwritable: a directory where the file was, the file kept aside.
+type breakLogAfter struct {
+	n     int32
+	dir   func() string
+	calls atomic.Int32
+}
+
+func (b *breakLogAfter) CPUTemperature(ctx context.Context) (*float64, string, error) {
+	if b.calls.Add(1) == b.n+1 {
+		log := filepath.Join(b.dir(), runstore.EventsFile)
+		if err := os.Rename(log, log+".kept"); err == nil {
+			os.Mkdir(log, 0o755)
+		}
+	}
+	v := 50.0
+	return &v, "", nil
+}
+
+// TestEventLogFailureStopsResumably: once the event log cannot be written,
+// the runner starts no further attempt and stops with ErrEventLog (how
+// many events were lost, and the resume command); with the log repaired,
+// the resume finishes the run.
+func TestEventLogFailureStopsResumably(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	srv := startServer(t)
+	f := plan(t, srv.URL(), "guards: {max_temperature_c: 90}\n")
+	out := t.TempDir()
+	runDir := func() string {
+		m, _ := filepath.Glob(filepath.Join(out, "*", runstore.RunFile))
+		if len(m) != 1 {
+			t.Errorf("run directories under %s: %v", out, m)
+			return out
+		}
+		return filepath.Dir(m[0])
+	}
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: out, Engine: eng, Image: img, Temperature: &breakLogAfter{n: 2, dir: runDir}})
+	var le *runstore.EventLogError
+	if !errors.Is(err, runstore.ErrEventLog) || !errors.As(err, &le) || le.Lost < 2 || !strings.Contains(err.Error(), "resume with") {
+		t.Fatalf("got %v, want the run stopped for its event log (at least the start and end of attempt 3 lost) with the resume command", err)
+	}
+	n := countStates(res.Attempts)
+	if n[evalctl.Completed] < 3 || n[evalctl.Completed] > 4 || n[evalctl.Completed]+n[evalctl.Planned] != 8 {
+		t.Fatalf("after the event log failed: %v, want 3 or 4 completed (those taken up before the check saw the loss) and the rest planned", n)
+	}
+	log := filepath.Join(res.Dir, runstore.EventsFile)
+	if err := os.Remove(log); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(log+".kept", log); err != nil {
+		t.Fatal(err)
+	}
+	res2, err := orchestrator.Run(context.Background(), orchestrator.Options{ResumeDir: res.Dir, Engine: eng, Image: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countStates(res2.Attempts); n[evalctl.Completed] != 8 || len(res2.Attempts) != 8 {
+		t.Fatalf("after resume: %v (%d records), want 8 completed", n, len(res2.Attempts))
+	}
+}

@@ -20,7 +20,7 @@ type Identity = evalctl.ServerIdentity
 // not say who it is does not stop the work: that goes to events as
 // identity_failed and ok is false. Only a cancelled context or a file that
 // cannot be written is an error.
-func (s *Server) RecordIdentity(ctx context.Context, cache *HashCache, path string, events func(runstore.Event) error) (ok bool, err error) {
+func (s *Server) RecordIdentity(ctx context.Context, cache *HashCache, path string, events func(runstore.Event)) (ok bool, err error) {
 	id, err := s.Identity(ctx, cache)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -62,6 +62,10 @@ type Store struct {
 	Dir  string
 	mu   sync.Mutex
 	lock *flock.Flock
+	// lost counts the events Log could not write; logErr is the first
+	// such failure.
+	lost   int
+	logErr error
 }
 
 // Open opens an existing run directory without locking it (readers: report,
@@ -254,6 +258,52 @@ func (s *Store) AppendEvent(e Event) error {
 		return fmt.Errorf("event log: %w", err)
 	}
 	return f.Close()
+}
+
+// ErrEventLog is what EventLogErr's error wraps: events of the run
+// could not be written.
+var ErrEventLog = errors.New("event log incomplete")
+
+// EventLogError says how many events Log could not write, and why the
+// first could not.
+type EventLogError struct {
+	Lost  int
+	First error
+}
+
+var _ error = (*EventLogError)(nil)
+
+func (e *EventLogError) Error() string {
+	return fmt.Sprintf("%v: %d event(s) could not be written (the first: %v)", ErrEventLog, e.Lost, e.First)
+}
+
+func (e *EventLogError) Unwrap() []error { return []error{ErrEventLog, e.First} }
+
+// Log appends e to the event log: the one way the runner, screens and
+// probes write events. An event that cannot be written does not stop the
+// step that was recording it (its records are written apart); it is
+// counted, and EventLogErr reports it, which every writer checks at its
+// next boundary and at its end, stopping there resumably. The log is
+// thus never silently incomplete. See docs/records.md.
+func (s *Store) Log(e Event) {
+	if err := s.AppendEvent(e); err != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.lost++
+		if s.logErr == nil {
+			s.logErr = err
+		}
+	}
+}
+
+// EventLogErr is an *EventLogError when Log lost events, else nil.
+func (s *Store) EventLogErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lost == 0 {
+		return nil
+	}
+	return &EventLogError{Lost: s.lost, First: s.logErr}
 }
 
 // Events reads the event log; a torn last line (a crash mid-write) is
