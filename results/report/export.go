@@ -243,6 +243,8 @@ type Difference struct {
 	File, Field, Expected, Got string
 }
 
+var _ error = (*Difference)(nil)
+
 func (d *Difference) Error() string {
 	return fmt.Sprintf("%s: %s: expected %s, got %s", d.File, d.Field, d.Expected, d.Got)
 }

@@ -15,6 +15,8 @@ type NotGradedError struct {
 	Graded []string
 }
 
+var _ error = (*NotGradedError)(nil)
+
 func (e *NotGradedError) Error() string {
 	list := "none"
 	if len(e.Graded) > 0 {

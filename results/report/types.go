@@ -23,6 +23,8 @@ var ErrUnknownArm = errors.New("unknown arm")
 // MixedError lists what differs between pooled runs.
 type MixedError struct{ Problems []string }
 
+var _ error = (*MixedError)(nil)
+
 func (e *MixedError) Error() string {
 	return fmt.Sprintf("refusing to pool: %s (pass --allow-mixed to pool anyway; the report will be flagged)", strings.Join(e.Problems, "; "))
 }
