@@ -73,7 +73,7 @@ func (s State) Ended() bool {
 // Termination says why a turn ended.
 type Termination string
 
-// Turn terminations, as DESIGN.md lists them.
+// Turn terminations: how a turn can end.
 const (
 	TermCompleted           Termination = "completed"
 	TermWallTimeLimit       Termination = "wall_time_limit"

@@ -26,7 +26,7 @@ var updateRef = flag.Bool("update", false, "rewrite the generated plan reference
 // when docs/plan.md differs: a field added to a plan, arm, profile or
 // screen spec is documented by running 'go generate ./orchestrator'.
 func TestPlanReference(t *testing.T) {
-	docs, err := fieldDocs(".", "serving", "screen", "longctx")
+	docs, err := fieldDocs(".", "serving", "screen", "longctx", "..")
 	if err != nil {
 		t.Fatal(err)
 	}

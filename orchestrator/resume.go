@@ -51,7 +51,7 @@ func resume(ctx context.Context, opts Options) (*runner, error) {
 	}
 	// Containers a killed runner left behind are of no use now.
 	pruneRun(ctx, opts, run.ID, "left by the previous runner")
-	store.AppendEvent(runstore.Event{Kind: "resumed"})
+	store.Log(runstore.Event{Kind: evalctl.EventResumed})
 	fmt.Fprintf(opts.Progress, "resuming run %s (plan sha256 %s)\n", run.ID, run.PlanSHA256)
 	return newRunner(opts, &plan, suite, store, run, img), nil
 }
@@ -86,7 +86,7 @@ func (r *runner) pending() ([]*evalctl.Attempt, int, error) {
 				if err := r.store.WriteAttempt(a); err != nil {
 					return nil, 0, err
 				}
-				r.store.AppendEvent(runstore.Event{Kind: "interrupted", Attempt: a.ID, Detail: "found running at resume"})
+				r.store.Log(runstore.Event{Kind: evalctl.EventInterrupted, Attempt: a.ID, Detail: "found running at resume"})
 			}
 			na, err := newAttempt(r.store, r.run, r.plan, r.suite, s, a.ID)
 			if err != nil {
@@ -98,7 +98,7 @@ func (r *runner) pending() ([]*evalctl.Attempt, int, error) {
 			if err != nil {
 				return nil, 0, err
 			}
-			r.store.AppendEvent(runstore.Event{Kind: "replace_infra", Attempt: na.ID, Detail: "replaces " + a.ID})
+			r.store.Log(runstore.Event{Kind: evalctl.EventReplaceInfra, Attempt: na.ID, Detail: "replaces " + a.ID})
 			todo = append(todo, na)
 		default:
 			done++
@@ -161,7 +161,7 @@ func Cancel(ctx context.Context, dir string, why string) (int, error) {
 		}
 		n++
 	}
-	return n, nil
+	return n, store.EventLogErr()
 }
 
 func cancelAttempt(store *runstore.Store, a *evalctl.Attempt, state evalctl.State, why string) error {
@@ -169,7 +169,8 @@ func cancelAttempt(store *runstore.Store, a *evalctl.Attempt, state evalctl.Stat
 	if err := store.WriteAttempt(a); err != nil {
 		return err
 	}
-	return store.AppendEvent(runstore.Event{Kind: string(state), Attempt: a.ID, Detail: why})
+	store.Log(runstore.Event{Kind: evalctl.StateEvent(state), Attempt: a.ID, Detail: why})
+	return nil
 }
 
 // cancelInterrupted ends an interrupted slot with a replacement record of

@@ -121,7 +121,7 @@ func NewTimeline(events []runstore.Event) *Timeline {
 	tl := &Timeline{Sessions: []time.Time{}, Rests: []Rest{}}
 	for _, e := range events {
 		switch e.Kind {
-		case "registered", "resumed":
+		case evalctl.EventRegistered, evalctl.EventResumed:
 			tl.Sessions = append(tl.Sessions, e.Time.UTC())
 		case runstore.RestEvent:
 			if from, to, err := runstore.ParseRest(e.Detail); err == nil {
@@ -160,77 +160,22 @@ func endpointIdle(rows []*Row, tl *Timeline, running bool) *EndpointIdle {
 		return nil
 	}
 	sessions := append([]time.Time(nil), tl.Sessions...)
+	sort.Slice(sessions, func(i, j int) bool { return sessions[i].Before(sessions[j]) })
 	var rests []span
 	for _, r := range tl.Rests {
 		rests = append(rests, span{r.From, r.To})
 	}
-	sort.Slice(sessions, func(i, j int) bool { return sessions[i].Before(sessions[j]) })
-	session := func(t time.Time) int { // index of the session t falls in
-		return sort.Search(len(sessions), func(i int) bool { return sessions[i].After(t) }) - 1
-	}
-	walls := map[int]*span{}
-	spans := map[string]map[int]*span{} // device -> session -> first start to last release
-	busy := map[string][]span{}
-	count := map[string]int{}
-	unknown := map[string]string{}
-	var devices []string
-	for _, a := range rows {
-		if a.StartedAt == nil {
-			continue
-		}
-		d := a.Device
-		if _, ok := busy[d]; !ok {
-			devices = append(devices, d)
-			busy[d] = []span{}
-		}
-		end := a.FinishedAt
-		if end == nil || (a.EndpointReleasedAt != nil && a.EndpointReleasedAt.After(*end)) {
-			end = a.EndpointReleasedAt
-		}
-		if a.EndpointReleasedAt == nil || end == nil {
-			if unknown[d] == "" {
-				unknown[d] = noRelease(a, running)
-			}
-			continue
-		}
-		busy[d] = append(busy[d], span{*a.StartedAt, *a.EndpointReleasedAt})
-		count[d]++
-		k := session(*a.StartedAt)
-		if spans[d] == nil {
-			spans[d] = map[int]*span{}
-		}
-		if sp := spans[d][k]; sp == nil {
-			spans[d][k] = &span{*a.StartedAt, *a.EndpointReleasedAt}
-		} else {
-			if a.StartedAt.Before(sp.from) {
-				sp.from = *a.StartedAt
-			}
-			if a.EndpointReleasedAt.After(sp.to) {
-				sp.to = *a.EndpointReleasedAt
-			}
-		}
-		w := walls[k]
-		if w == nil {
-			walls[k] = &span{*a.StartedAt, *end}
-			continue
-		}
-		if a.StartedAt.Before(w.from) {
-			w.from = *a.StartedAt
-		}
-		if end.After(w.to) {
-			w.to = *end
-		}
-	}
+	h := collectHolds(rows, sessions, running)
 	var wall []span
-	for _, w := range walls {
+	for _, w := range h.walls {
 		wall = append(wall, *w)
 	}
 	wall = union(wall)
 	rests = intersect(union(rests), wall)
-	sort.Strings(devices)
+	sort.Strings(h.devices)
 	out := &EndpointIdle{Method: IdleMethod, Devices: []DeviceIdle{}}
-	for _, d := range devices {
-		out.Devices = append(out.Devices, deviceIdle(d, count[d], unknown[d], busy[d], wall, rests, spans[d], walls))
+	for _, d := range h.devices {
+		out.Devices = append(out.Devices, h.deviceIdle(d, wall, rests))
 	}
 	return out
 }
@@ -245,15 +190,81 @@ func noRelease(r *Row, running bool) string {
 	return fmt.Sprintf("attempt %s (%s) has no recorded endpoint release: the runner stopped during it, so how long it held the endpoint is unknown", r.AttemptID, r.State)
 }
 
-// deviceIdle is one device's figures from its holds, the cohort wall time,
-// the rests inside it and the device's own spans per session.
-func deviceIdle(d string, n int, why string, holds, wall, rests []span, own map[int]*span, walls map[int]*span) DeviceIdle {
-	di := DeviceIdle{Device: d, Attempts: n}
-	if why != "" {
+// holds are the attempts' holds on their endpoints, per device label and
+// runner session.
+type holds struct {
+	walls   map[int]*span            // session -> first attempt start to last attempt end
+	spans   map[string]map[int]*span // device -> session -> first start to last release
+	busy    map[string][]span
+	count   map[string]int
+	unknown map[string]string
+	devices []string
+}
+
+// collectHolds gathers each started attempt's hold on its endpoint
+// (sessions: the sorted session start times; running: a runner works on
+// the run now).
+func collectHolds(rows []*Row, sessions []time.Time, running bool) *holds {
+	session := func(t time.Time) int { // index of the session t falls in
+		return sort.Search(len(sessions), func(i int) bool { return sessions[i].After(t) }) - 1
+	}
+	h := &holds{walls: map[int]*span{}, spans: map[string]map[int]*span{}, busy: map[string][]span{},
+		count: map[string]int{}, unknown: map[string]string{}}
+	for _, a := range rows {
+		if a.StartedAt == nil {
+			continue
+		}
+		d := a.Device
+		if _, ok := h.busy[d]; !ok {
+			h.devices = append(h.devices, d)
+			h.busy[d] = []span{}
+		}
+		end := a.FinishedAt
+		if end == nil || (a.EndpointReleasedAt != nil && a.EndpointReleasedAt.After(*end)) {
+			end = a.EndpointReleasedAt
+		}
+		if a.EndpointReleasedAt == nil || end == nil {
+			if h.unknown[d] == "" {
+				h.unknown[d] = noRelease(a, running)
+			}
+			continue
+		}
+		h.busy[d] = append(h.busy[d], span{*a.StartedAt, *a.EndpointReleasedAt})
+		h.count[d]++
+		k := session(*a.StartedAt)
+		if h.spans[d] == nil {
+			h.spans[d] = map[int]*span{}
+		}
+		widen(h.spans[d], k, *a.StartedAt, *a.EndpointReleasedAt)
+		widen(h.walls, k, *a.StartedAt, *end)
+	}
+	return h
+}
+
+// widen makes m[k] cover [from, to].
+func widen(m map[int]*span, k int, from, to time.Time) {
+	sp := m[k]
+	if sp == nil {
+		m[k] = &span{from, to}
+		return
+	}
+	if from.Before(sp.from) {
+		sp.from = from
+	}
+	if to.After(sp.to) {
+		sp.to = to
+	}
+}
+
+// deviceIdle is device d's idle share over the cohort wall time wall,
+// with rests (inside wall) taken out where d was not busy.
+func (h *holds) deviceIdle(d string, wall, rests []span) DeviceIdle {
+	di := DeviceIdle{Device: d, Attempts: h.count[d]}
+	if why := h.unknown[d]; why != "" {
 		di.Why = why
 		return di
 	}
-	b := union(holds)
+	b := union(h.busy[d])
 	rest := total(minus(rests, b))
 	w := total(wall) - rest
 	bs, ws, rs := total(b).Seconds(), w.Seconds(), rest.Seconds()
@@ -264,15 +275,15 @@ func deviceIdle(d string, n int, why string, holds, wall, rests []span, own map[
 	} else {
 		di.Why = "no wall time"
 	}
-	var mine, tail []span
-	for k, sp := range own {
-		mine = append(mine, *sp)
-		if w := walls[k]; w.to.After(sp.to) {
+	var own, tail []span
+	for k, sp := range h.spans[d] {
+		own = append(own, *sp)
+		if w := h.walls[k]; w.to.After(sp.to) {
 			tail = append(tail, span{sp.to, w.to})
 		}
 	}
-	mine = union(mine)
-	spanD := total(mine) - total(minus(intersect(rests, mine), b))
+	own = union(own)
+	spanD := total(own) - total(minus(intersect(rests, own), b))
 	ts := total(minus(union(tail), rests)).Seconds()
 	ss := spanD.Seconds()
 	di.SpanSeconds, di.TailSeconds = &ss, &ts

@@ -63,8 +63,8 @@ const (
 type Input struct {
 	Runs []RunInfo `json:"runs"`
 	Rows []Row     `json:"rows"`
-	// Sweeps are the sweeps the runs' plans declared (see SweepInfo).
-	Sweeps []SweepInfo `json:"sweeps,omitempty"`
+	// Sweeps are the sweeps the runs' plans declared.
+	Sweeps []evalctl.SweepRecord `json:"sweeps,omitempty"`
 	// Timelines are each run's sessions and rests, by run id (see
 	// Timeline); a run without one gets no endpoint idle share.
 	Timelines map[string]*Timeline `json:"timelines,omitempty"`

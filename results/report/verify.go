@@ -27,6 +27,8 @@ type Difference struct {
 	File, Field, Expected, Got string
 }
 
+var _ error = (*Difference)(nil)
+
 func (d *Difference) Error() string {
 	return fmt.Sprintf("%s: %s: expected %s, got %s", d.File, d.Field, d.Expected, d.Got)
 }
@@ -47,6 +49,24 @@ func Verify(dir string) error {
 	if err != nil {
 		return err
 	}
+	if d := verifyText(listed); d != nil {
+		return d
+	}
+	rows, err := verifyRows(listed)
+	if err != nil {
+		return err
+	}
+	in, opts, d := verifyProtocol(listed[ProtocolJSON])
+	if d != nil {
+		return d
+	}
+	in.Rows = rows
+	return verifyAggregates(listed, in, opts)
+}
+
+// verifyText checks that the data files are UTF-8 text and that every
+// number of the JSON ones is written as evalctl writes it.
+func verifyText(listed map[string][]byte) *Difference {
 	for _, name := range []string{AttemptsJSON, AttemptsCSV, AggregatesJSON, AggregatesCSV, ProtocolJSON} {
 		if !utf8.Valid(listed[name]) {
 			return &Difference{name, "(document)", "UTF-8 text", "bytes that are not"}
@@ -57,36 +77,44 @@ func Verify(dir string) error {
 			return d
 		}
 	}
+	return nil
+}
+
+// verifyRows reads attempts.json's rows and checks them (written as
+// evalctl writes them, each outcome from its evidence), the shipped
+// checker and attempts.csv against them.
+func verifyRows(listed map[string][]byte) ([]Row, error) {
 	var rows []Row
 	if err := strictUnmarshal(listed[AttemptsJSON], &rows); err != nil {
-		return &Difference{AttemptsJSON, "(document)", "an array of attempt rows", err.Error()}
+		return nil, &Difference{AttemptsJSON, "(document)", "an array of attempt rows", err.Error()}
 	}
 	if rows == nil {
-		return &Difference{AttemptsJSON, "(document)", "an array of attempt rows", "null"}
+		return nil, &Difference{AttemptsJSON, "(document)", "an array of attempt rows", "null"}
 	}
 	if d := roundTrip(AttemptsJSON, rows, listed[AttemptsJSON]); d != nil {
-		return d
+		return nil, d
 	}
 	if !bytes.Equal(listed[CheckerPy], checkerPy) {
-		return &Difference{CheckerPy, "(bytes)", "the checker this evalctl ships", "a different file"}
+		return nil, &Difference{CheckerPy, "(bytes)", "the checker this evalctl ships", "a different file"}
 	}
 	for i := range rows {
 		if d := checkEvidence(i, &rows[i]); d != nil {
-			return d
+			return nil, d
 		}
 	}
 	wantCSV, err := attemptsCSV(rows)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if d := diffCSV(AttemptsCSV, wantCSV, listed[AttemptsCSV]); d != nil {
-		return d
+		return nil, d
 	}
-	in, opts, d := verifyProtocol(listed[ProtocolJSON])
-	if d != nil {
-		return d
-	}
-	in.Rows = rows
+	return rows, nil
+}
+
+// verifyAggregates rebuilds the report from in and compares it with
+// aggregates.json and aggregates.csv (whose options must be protocol.json's).
+func verifyAggregates(listed map[string][]byte, in *Input, opts Options) error {
 	var head struct {
 		Options Options `json:"options"`
 	}
@@ -104,8 +132,8 @@ func Verify(dir string) error {
 	if err := WriteJSON(&buf, rep); err != nil {
 		return err
 	}
-	if d := diffJSONDocs(AggregatesJSON, buf.Bytes(), listed[AggregatesJSON]); d != nil {
-		return d
+	if err := diffJSONDocs(AggregatesJSON, buf.Bytes(), listed[AggregatesJSON]); err != nil {
+		return err
 	}
 	buf.Reset()
 	if err := WriteCSV(&buf, rep); err != nil {
@@ -183,42 +211,50 @@ func verifyProtocol(data []byte) (*Input, Options, *Difference) {
 	}
 	in := &Input{Timelines: map[string]*Timeline{}}
 	for i, pr := range proto.Runs {
-		at := func(f string) string { return fmt.Sprintf("runs[%d].%s", i, f) }
-		var run runstore.Run
-		if err := json.Unmarshal([]byte(pr.RunFile), &run); err != nil {
-			return nil, Options{}, &Difference{ProtocolJSON, at("run_file"), "a run.json", err.Error()}
+		if d := protocolRunInput(in, i, &pr, proto.Options.Suite); d != nil {
+			return nil, Options{}, d
 		}
-		for _, c := range []struct{ field, file, sum string }{{"run_file_sha256", pr.RunFile, pr.RunFileSHA256}, {"plan_file_sha256", pr.PlanFile, pr.PlanFileSHA256}} {
-			h := sha256.Sum256([]byte(c.file))
-			if got := hex.EncodeToString(h[:]); got != c.sum {
-				return nil, Options{}, &Difference{ProtocolJSON, at(c.field), got, c.sum}
-			}
-		}
-		if pr.RunID != run.ID {
-			return nil, Options{}, &Difference{ProtocolJSON, at("run_id"), strconv.Quote(run.ID), strconv.Quote(pr.RunID)}
-		}
-		if want := pr.PlanFileSHA256 == run.PlanSHA256; want != pr.PlanMatchesRun {
-			return nil, Options{}, &Difference{ProtocolJSON, at("plan_matches_run"), strconv.FormatBool(want), strconv.FormatBool(pr.PlanMatchesRun)}
-		}
-		if pr.Runner != RunnerActive && pr.Runner != RunnerNone {
-			return nil, Options{}, &Difference{ProtocolJSON, at("runner"), strconv.Quote(RunnerActive) + " or " + strconv.Quote(RunnerNone), strconv.Quote(pr.Runner)}
-		}
-		info := NewRunInfo(&run, proto.Options.Suite)
-		info.Runner = pr.Runner
-		in.Runs = append(in.Runs, info)
-		if tl := pr.Timeline; tl != nil {
-			if tl.Sessions == nil || tl.Rests == nil {
-				return nil, Options{}, &Difference{ProtocolJSON, at("timeline"), "arrays of sessions and rests", "null"}
-			}
-			in.Timelines[run.ID] = tl
-		}
-		sweeps, err := planSweeps([]byte(pr.PlanFile))
-		if err != nil {
-			return nil, Options{}, &Difference{ProtocolJSON, at("plan_file"), "a plan", err.Error()}
-		}
-		in.Sweeps = append(in.Sweeps, sweeps...)
 	}
 	return in, proto.Options, nil
+}
+
+// protocolRunInput checks protocol.json's run i and adds it to in.
+func protocolRunInput(in *Input, i int, pr *ProtocolRun, suite string) *Difference {
+	at := func(f string) string { return fmt.Sprintf("runs[%d].%s", i, f) }
+	var run runstore.Run
+	if err := json.Unmarshal([]byte(pr.RunFile), &run); err != nil {
+		return &Difference{ProtocolJSON, at("run_file"), "a run.json", err.Error()}
+	}
+	for _, c := range []struct{ field, file, sum string }{{"run_file_sha256", pr.RunFile, pr.RunFileSHA256}, {"plan_file_sha256", pr.PlanFile, pr.PlanFileSHA256}} {
+		h := sha256.Sum256([]byte(c.file))
+		if got := hex.EncodeToString(h[:]); got != c.sum {
+			return &Difference{ProtocolJSON, at(c.field), got, c.sum}
+		}
+	}
+	if pr.RunID != run.ID {
+		return &Difference{ProtocolJSON, at("run_id"), strconv.Quote(run.ID), strconv.Quote(pr.RunID)}
+	}
+	if want := pr.PlanFileSHA256 == run.PlanSHA256; want != pr.PlanMatchesRun {
+		return &Difference{ProtocolJSON, at("plan_matches_run"), strconv.FormatBool(want), strconv.FormatBool(pr.PlanMatchesRun)}
+	}
+	if pr.Runner != RunnerActive && pr.Runner != RunnerNone {
+		return &Difference{ProtocolJSON, at("runner"), strconv.Quote(RunnerActive) + " or " + strconv.Quote(RunnerNone), strconv.Quote(pr.Runner)}
+	}
+	info := NewRunInfo(&run, suite)
+	info.Runner = pr.Runner
+	in.Runs = append(in.Runs, info)
+	if tl := pr.Timeline; tl != nil {
+		if tl.Sessions == nil || tl.Rests == nil {
+			return &Difference{ProtocolJSON, at("timeline"), "arrays of sessions and rests", "null"}
+		}
+		in.Timelines[run.ID] = tl
+	}
+	sweeps, err := planSweeps([]byte(pr.PlanFile))
+	if err != nil {
+		return &Difference{ProtocolJSON, at("plan_file"), "a plan", err.Error()}
+	}
+	in.Sweeps = append(in.Sweeps, sweeps...)
+	return nil
 }
 
 // roundTrip checks that a decoded file says exactly what its values say:
