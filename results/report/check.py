@@ -391,6 +391,11 @@ def check_row(i, r):
         if phase_solved(p) != p["solved"]:
             fail("attempts.json", "%s.evidence.phases[%d].solved" % (where, pi), phase_solved(p), p["solved"])
         solved.append(p["solved"])
+    for ti, t in enumerate(e["turns"]):
+        for name in ("last_test", "last_typecheck"):
+            c = t[name]
+            if c is not None and c["passed"] and c["exit_code"] != 0:
+                fail("attempts.json", "%s.evidence.turns[%d].%s.passed" % (where, ti, name), "false (exit status %d)" % c["exit_code"], True)
     n = r["expected_turns"]
     if not graded or not e["phases"] or len(e["phases"]) != len(e["turns"]):
         return "ungraded", None, None

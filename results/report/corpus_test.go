@@ -465,7 +465,7 @@ func tamperExport(t *testing.T, src, name string, first bool, seen map[string]bo
 	}
 	for _, f := range []string{AttemptsJSON, AggregatesJSON, ProtocolJSON} {
 		data := files[f]
-		for _, l := range jsonLeaves(data) {
+		for _, l := range preferDelivered(f, data, jsonLeaves(data)) {
 			key := fmt.Sprintf("%s %s null=%v", f, l.gen, l.null)
 			if seen[key] {
 				continue
@@ -535,11 +535,39 @@ func tamperExport(t *testing.T, src, name string, first bool, seen map[string]bo
 	return out
 }
 
+// preferDelivered puts first the leaves of attempts.json's first delivered
+// attempt: an edit of its evidence must show in its outcome, where a
+// failed attempt's evidence may take the edit and stay a failure.
+func preferDelivered(file string, data []byte, leaves []leaf) []leaf {
+	if file != AttemptsJSON {
+		return leaves
+	}
+	var rows []Row
+	if json.Unmarshal(data, &rows) != nil {
+		return leaves
+	}
+	for i, r := range rows {
+		if r.Delivered != nil && *r.Delivered {
+			prefix := fmt.Sprintf("[%d].", i)
+			var first, rest []leaf
+			for _, l := range leaves {
+				if strings.HasPrefix(l.path, prefix) {
+					first = append(first, l)
+				} else {
+					rest = append(rest, l)
+				}
+			}
+			return append(first, rest...)
+		}
+	}
+	return leaves
+}
+
 // factPaths are the recorded facts nothing derived shows (docs/exports.md):
 // an edit of one may leave an export another run could have written, so it
 // has no expected verdict, only agreement.
 var factPaths = []*regexp.Regexp{
-	regexp.MustCompile(`^attempts\.json \[\*\]\.evidence\.(phases\[\*\]\.(phase|groups\[\*\]\.(name|required|declared|exit_code|timed_out|passed|failed|total|success))|turns\[\*\]\.(phase|termination|agent_finished|final_text|last_test\.(exit_code|passed)|last_typecheck\.(exit_code|passed))|arm_unchanged)$`),
+	regexp.MustCompile(`^attempts\.json \[\*\]\.evidence\.(phases\[\*\]\.(phase|protected_changes_count|missing_starter_files_count|groups\[\*\]\.(name|required|declared|exit_code|timed_out|passed|failed|total|success))|turns\[\*\]\.(phase|termination|agent_finished|final_text|last_test\.(exit_code|passed)|last_typecheck\.(exit_code|passed))|arm_unchanged)$`),
 	regexp.MustCompile(`^protocol\.json (evalctl_version|runs\[\*\]\.timeline\.(sessions\[\*\]|rests\[\*\]\.(from|to)))$`),
 }
 

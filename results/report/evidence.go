@@ -175,7 +175,17 @@ func checkEvidence(i int, r *Row) *Difference {
 		}
 	}
 	a := &evalctl.Attempt{State: evalctl.Completed, Language: r.Language, ExpectedTurns: r.ExpectedTurns, ArmUnchanged: e.ArmUnchanged}
-	for _, t := range e.Turns {
+	for ti, t := range e.Turns {
+		// The agent's own run passed only with exit status zero (and no
+		// time-out, which the evidence does not keep).
+		for _, c := range []struct {
+			name string
+			sc   *SelfCheckResult
+		}{{"last_test", t.LastTest}, {"last_typecheck", t.LastTypecheck}} {
+			if c.sc != nil && c.sc.Passed && c.sc.ExitCode != 0 {
+				return &Difference{AttemptsJSON, field(fmt.Sprintf("evidence.turns[%d].%s.passed", ti, c.name)), "false (exit status " + strconv.Itoa(c.sc.ExitCode) + ")", "true"}
+			}
+		}
 		turn := evalctl.Turn{Phase: t.Phase, Termination: evalctl.Termination(t.Termination), AgentFinished: t.AgentFinished, FinalText: t.FinalText}
 		if t.LastTest != nil {
 			turn.LastTest = &evalctl.SelfCheck{ExitCode: t.LastTest.ExitCode, Passed: t.LastTest.Passed}
