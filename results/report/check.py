@@ -641,7 +641,7 @@ def transitions(base_name, cand_name, base_rows, cand_rows):
                 words = "%s vs %s: the difference in %s (%s; %s improves on %d, regresses on %d) is %s (McNemar exact p = %s)" % (
                     cand_name, base_name, what, counts, cand_name, t["candidate_improves"], t["candidate_regresses"],
                     "inside the noise" if p >= 0.05 else "unlikely to be noise", format_p(p))
-        if t["unpaired"] > 0:
+        if t["unpaired"] > 0 and t["pairs"] > 0:
             words += "; %d unpaired not counted" % t["unpaired"]
         t["words"] = words
         res[what] = t
