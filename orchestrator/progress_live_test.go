@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -171,6 +172,10 @@ func screen(out string) string {
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }
 
+// wholePooledLine matches the pooled line of the frame the live test waits
+// for, drawn to its end.
+var wholePooledLine = regexp.MustCompile(`\[ended 1 of 4, 1 running\]  elapsed 1m0s  ETA 3m0s  tokens \S+  decode TPS \S+  functional 1/1  delivered 1/1\n`)
+
 // TestProgressLiveTerminal drives the live display on a pseudo-terminal
 // with the recorded run: a line per arm with done/planned and its own
 // functional and delivered counts, the running attempt's phase, elapsed
@@ -211,7 +216,9 @@ func TestProgressLiveTerminal(t *testing.T) {
 			case refresh <- time.Now():
 			case <-time.After(100 * time.Millisecond):
 			}
-			if scr := screen(out.String()); strings.Contains(scr, "now: reference/tsadd/repeat-1: grading phase 1") {
+			// The whole frame: the pooled line is drawn last, and a
+			// loaded machine may be caught halfway through it.
+			if scr := screen(out.String()); strings.Contains(scr, "now: reference/tsadd/repeat-1: grading phase 1") && wholePooledLine.MatchString(scr) {
 				mid = scr
 				return
 			}
