@@ -68,8 +68,8 @@ var corpusEntries = []struct {
 	{"resumed", "Ctrl-C while attempts ran, then run --resume: interrupted attempts replaced, two runner sessions", nil, func(g *corpusGen, export func(...string)) {
 		export(g.resumed())
 	}},
-	{"cancelled", "Ctrl-C while attempts ran, then run --cancel: interrupted slots cancelled after start, the others before", nil, func(g *corpusGen, export func(...string)) {
-		dir := stoppedRun(g, "cancelled")
+	{"cancelled", "Ctrl-C as the first attempt runs, then run --cancel: the interrupted slot cancelled after start, the others before", nil, func(g *corpusGen, export func(...string)) {
+		dir := stoppedRun(g, "cancelled", 0)
 		if _, err := orchestrator.Cancel(g.ctx, dir, ""); err != nil {
 			g.t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func (g *corpusGen) resumed() string {
 	if dir, ok := g.runs["resumed"]; ok {
 		return dir
 	}
-	dir := stoppedRun(g, "resumed")
+	dir := stoppedRun(g, "resumed", 1)
 	if _, err := orchestrator.Run(g.ctx, orchestrator.Options{ResumeDir: dir, Engine: g.eng, Image: g.img, GradeConcurrency: 2}); err != nil {
 		g.t.Fatal(err)
 	}
@@ -277,9 +277,10 @@ func liveRun(g *corpusGen, export func(...string)) {
 }
 
 // stoppedRun runs the corpus plan and presses Ctrl-C (cancels the run's
-// context) once an attempt has ended and others are in flight, as a user
-// would: those are recorded as interrupted and the run can be resumed.
-func stoppedRun(g *corpusGen, name string) string {
+// context) once at least completed attempts have ended and others are in
+// flight, as a user would: those are recorded as interrupted and the run
+// can be resumed.
+func stoppedRun(g *corpusGen, name string, completed int) string {
 	t := g.t
 	srv := startScripted(t, g.suite, 0)
 	rctx, cancel := context.WithCancel(g.ctx)
@@ -291,9 +292,9 @@ func stoppedRun(g *corpusGen, name string) string {
 		done <- err
 	}()
 	dir := runDirUnder(t, out)
-	waitFor(t, "an attempt ended and another in flight", 60*time.Minute, func() bool {
+	waitFor(t, "attempts ended and another in flight", 60*time.Minute, func() bool {
 		n, _ := states(dir)
-		return n[evalctl.Completed] >= 1 && n[evalctl.Running] >= 1
+		return n[evalctl.Completed] >= completed && n[evalctl.Running] >= 1
 	})
 	cancel()
 	if err := <-done; !errors.Is(err, orchestrator.ErrInterrupted) {

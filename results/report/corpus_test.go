@@ -156,7 +156,7 @@ func verifyAll(dirs []string) map[string]error {
 
 // corpusExport is the named corpus export made whole again: its files,
 // this evalctl's check.py and the SHA256SUMS line for it.
-func corpusExport(t *testing.T, name string) string {
+func corpusExport(t testing.TB, name string) string {
 	t.Helper()
 	src, err := filepath.Abs(filepath.Join(CorpusDir, name))
 	if err != nil {
