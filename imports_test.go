@@ -55,7 +55,7 @@ var allowed = map[string][]string{
 	"results/inspect":    {"", "results/runstore", "orchestrator/transcript", "tasks"},
 	"results/report":     {"", "results/runstore", "tasks"},
 	"results/reporttest": {"", "results/runstore", "tasks"},
-	"results/runstore":   {"", "tasks"},
+	"results/runstore":   {"", "tasks", "internal/yamlcheck"},
 
 	// grader: grades answers in the sandbox.
 	"grader/regrade":  {"", "grader", "results/runstore", "sandbox", "tasks"},

@@ -86,9 +86,10 @@ func TestShowCommand(t *testing.T) {
 	}{
 		{"ambiguous prefix", []string{"show", "01a230a6-ae"}, 2, "matches 4 attempts"},
 		{"unknown id", []string{"show", "nope"}, 2, `attempt "nope": no such attempt in 1 run(s)`},
-		{"unknown slot", []string{"show", "fixture", "reference", "adder", "repeat-9"}, 2, `attempt "reference adder repeat-9": no such attempt`},
-		{"wrong arity", []string{"show", "a", "b"}, 2, "show takes an attempt id"},
-		{"bad format", []string{"show", "01a230a6-ae9a", "--format", "pdf"}, 2, "unknown --format"},
+		{"unknown slot", []string{"show", "fixture", "reference", "adder", "repeat-9"}, 2, `no such attempt: the run has no repeat "repeat-9" (did you mean "repeat-1"?)`},
+		{"misspelt case", []string{"show", "fixture", "reference", "addr", "repeat-1"}, 2, `the run has no case "addr" (did you mean "adder"?)`},
+		{"wrong arity", []string{"show", "a", "b"}, 2, "name one attempt"},
+		{"bad format", []string{"show", "01a230a6-ae9a", "--format", "pdf"}, 2, `invalid value "pdf" for --format: want one of text, json`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, errs := runCLI(t, tt.args...)

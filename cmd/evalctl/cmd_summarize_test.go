@@ -31,10 +31,10 @@ func TestSummarizeAndRerunCommands(t *testing.T) {
 		code int
 		err  string
 	}{
-		{[]string{"summarize"}, 2, "needs at least one run directory"},
-		{[]string{"summarize", "/nonexistent"}, 1, "/nonexistent"},
-		{[]string{"rerun"}, 2, "one attempt directory"},
-		{[]string{"rerun", seedRun, "--set", "max_tokens=1"}, 2, "not an attempt directory"},
+		{[]string{"summarize"}, 2, "needs at least one run"},
+		{[]string{"summarize", "/nonexistent"}, 2, "/nonexistent: no such run"},
+		{[]string{"rerun"}, 2, "rerun takes one attempt"},
+		{[]string{"rerun", seedRun, "--set", "max_tokens=1"}, 2, "is a run, not an attempt"},
 		{[]string{"rerun", attempts[1]}, 2, "--set FIELD=VALUE"},
 		{[]string{"rerun", attempts[1], "--set", "max_tokens=1"}, 2, "does not hold as registered"},
 		{[]string{"rerun", "show", seedRun}, 2, "not a diagnostic rerun"},

@@ -51,19 +51,19 @@ func TestCLIConventions(t *testing.T) {
 		{[]string{"version"}, 0, ""},
 		{[]string{"--version"}, 0, ""},
 		{[]string{"-h"}, 0, ""},
-		{[]string{"cases", "check", "--json", "--format", "csv"}, 2, "--json and --format csv disagree"},
-		{[]string{"regrade", "x", "--suite", "y", "--format", "csv"}, 2, "unknown --format"},
+		{[]string{"cases", "check", "--json", "--format", "text"}, 2, "--json and --format text disagree"},
+		{[]string{"regrade", "x", "--suite", "y", "--format", "csv"}, 2, `invalid value "csv" for --format`},
 		{[]string{}, 2, ""},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"version", "extra"}, 2, "takes no arguments"},
 		{[]string{"run"}, 2, "give exactly one of --plan and --resume"},
 		{[]string{"run", "--plan", "a.yaml", "--resume", "b"}, 2, "give exactly one of --plan and --resume"},
-		{[]string{"cases", "list", "--suite", "/nonexistent"}, 1, "/nonexistent/suite.yaml"},
+		{[]string{"cases", "list", "--suite", "/nonexistent"}, 2, "/nonexistent/suite.yaml"},
 		{[]string{"cases", "check", "--concurrency", "0"}, 2, "--concurrency must be at least 1"},
 		{[]string{"image", "--bogus"}, 2, "expected 'image build'"},
 		{[]string{"screen", "resume"}, 2, "screen resume needs one run directory"},
 		{[]string{"capacity", "resume", "a", "b"}, 2, "capacity resume needs one run directory"},
-		{[]string{"capacity", "resume", "/nonexistent"}, 1, "/nonexistent"},
+		{[]string{"capacity", "resume", "/nonexistent"}, 2, "/nonexistent: no such run"},
 	}
 	for _, tt := range tests {
 		var out, errb strings.Builder
