@@ -28,4 +28,3 @@ func TestDiff(t *testing.T) {
 		t.Errorf("binary file: %+v", got[0])
 	}
 }
-
