@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
-	"runtime"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/cmd/evalctl/internal/cli"
@@ -31,10 +31,16 @@ func init() {
 }
 
 func cmdVersion(ctx context.Context, e *cli.Env, args []string) error {
-	if err := cli.ParseNone(cli.Flags(e, "version", "version"), args, "version takes no arguments"); err != nil {
+	fs := cli.Flags(e, "version", "version [--format text|json]")
+	format := cli.Format(fs, "text")
+	if err := cli.ParseNone(fs, args, "version takes no arguments"); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "evalctl %s (%s, %s/%s)\n", runstore.Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	b := runstore.BuildInfo()
+	if *format == "json" {
+		return json.NewEncoder(e.Stdout).Encode(b)
+	}
+	fmt.Fprintf(e.Stdout, "evalctl %s (%s, %s/%s)\n", b.Version, b.Go, b.OS, b.Arch)
 	return nil
 }
 
