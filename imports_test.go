@@ -31,7 +31,7 @@ const anything = "*"
 var allowed = map[string][]string{
 	// The commands: nothing imports them.
 	"cmd/evalctl":              {anything},
-	"cmd/evalctl/internal/cli": {"", "results/runstore"},
+	"cmd/evalctl/internal/cli": {"", "results/runstore", "internal/yamlcheck"},
 
 	// orchestrator: runs cohorts and screens, talks to model servers.
 	"orchestrator/demo": {"", "orchestrator", "results/report", "orchestrator/scripted", "sandbox", "tasks"},

@@ -48,14 +48,16 @@ func (r Request) Do(ctx context.Context, c evalctl.Console) error {
 	if r.Cancel != "" {
 		return CancelRun(ctx, runstore.Root(), r.Cancel, c.Stdout)
 	}
-	plan, suite, err := r.LoadPlan()
+	plan, suite, warnings, err := r.LoadPlan()
 	if err != nil {
 		return err
 	}
 	if r.Check {
+		WriteWarnings(c.Stdout, warnings)
 		_, err := Check(ctx, plan, suite, c.Stdout)
 		return err
 	}
+	WriteWarnings(c.Stderr, warnings)
 	if r.Resume != "" {
 		if r.Resume, err = runstore.ResolveCohort(runstore.Root(), r.Resume); err != nil {
 			return err
@@ -162,14 +164,15 @@ func (r Request) Validate() error {
 	return nil
 }
 
-// LoadPlan loads the request's plan and suite (none when it resumes); a
-// mistake in the plan is a usage error (see PlanUsage).
-func (r Request) LoadPlan() (*Plan, *tasks.Suite, error) {
+// LoadPlan loads the request's plan and suite (none when it resumes) and
+// says what the plan leaves to chance; a mistake in the plan is a usage
+// error (see PlanUsage).
+func (r Request) LoadPlan() (*Plan, *tasks.Suite, []PlanWarning, error) {
 	if r.PlanFile == "" {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	plan, suite, err := LoadPlan(r.PlanFile)
-	return plan, suite, PlanUsage(err)
+	plan, suite, warnings, err := loadPlan(r.PlanFile)
+	return plan, suite, warnings, PlanUsage(err)
 }
 
 // PlanUsage marks a mistake in a plan (*PlanError) as a usage error whose

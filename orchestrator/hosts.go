@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/internal/yamlcheck"
 	"github.com/evalctl/evalctl/sandbox"
 )
 
@@ -31,8 +32,8 @@ type SandboxHost struct {
 	// instead of the user's (its key, known hosts, port; relative to the
 	// file naming it).
 	SSHConfig string `json:"ssh_config,omitempty" yaml:"ssh_config"`
-	// Capacity is how many containers run on the engine at once (default 1).
-	Capacity int `json:"capacity" yaml:"capacity" range:"1,"`
+	// Capacity is how many containers run on the engine at once.
+	Capacity int `json:"capacity" yaml:"capacity" range:"1," default:"1"`
 	// Machine is the device label (an endpoint's or replica's device) of
 	// the machine the engine runs on: agent containers of attempts on that
 	// device go here first.
@@ -79,8 +80,8 @@ func checkSandboxHosts(file, field string, line func(string) int, hosts []Sandbo
 			return bad(".name", "%q names two engines: give each its own name", h.Name)
 		}
 		names[h.Name] = true
-		if h.Capacity == 0 {
-			h.Capacity = 1
+		if err := yamlcheck.FillDefaults(h); err != nil {
+			panic(err) // a tag that is no value of its field; TestPlanDefaults loads them all
 		}
 		if h.Host != "" {
 			u, err := url.Parse(h.Host)

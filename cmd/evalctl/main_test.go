@@ -123,6 +123,19 @@ func TestPlanErrorPointsAtReference(t *testing.T) {
 	if code != 2 || errs != "evalctl run: "+want {
 		t.Errorf("exit %d stderr %q; want 2 and %q", code, errs, want)
 	}
+	// Every mistake at once, one line each, the pointer to the reference
+	// once at the end.
+	data = strings.Replace(data, "temperature: 6}", "temperature: 6, top_k: -1}\n    max_token: 3", 1)
+	if err := os.WriteFile(plan, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI(t, "run", "--plan", plan, "--check")
+	want = "evalctl run: " + plan + ":7: arms[0].sampling.temperature: 6 is out of range: from 0 to 2\n" +
+		"evalctl run: " + plan + ":7: arms[0].sampling.top_k: -1 is out of range: at least 0\n" +
+		"evalctl run: " + plan + ":8: arms[0]: unknown field \"max_token\"; did you mean \"max_tokens\"? (every plan field: 'evalctl run --help-plan')\n"
+	if code != 2 || errs != want {
+		t.Errorf("exit %d stderr\n%s\nwant 2 and\n%s", code, errs, want)
+	}
 	code, out, _ := runCLI(t, "run", "--help-plan")
 	if code != 0 || !strings.Contains(out, "| `sampling.temperature` | number | from 0 to 2 |") {
 		t.Errorf("--help-plan: exit %d, %.200q", code, out)

@@ -31,7 +31,7 @@ const (
 // Strategy is an arm's choice of how the corpus reaches the model.
 type Strategy struct {
 	// Name is full, cropped or retrieved.
-	Name string `json:"strategy" yaml:"strategy"`
+	Name string `json:"strategy" yaml:"strategy" enum:"full,cropped,retrieved"`
 	// Tokens is the budget of cropped and retrieved (input tokens of the
 	// corpus part of the prompt, as the endpoint counts them).
 	Tokens int `json:"tokens,omitempty" yaml:"tokens"`

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/internal/yamlcheck"
 	"github.com/evalctl/evalctl/results/runstore"
 )
 
@@ -85,24 +86,28 @@ func Main(ctx context.Context, e *Env, commands map[string]Command, args []strin
 
 // ExitCode prints err in one line on stderr, prefixed by the command's
 // name, and maps it to an exit code: 0 success (--help included), 1 the
-// work failed, 2 a usage error (*evalctl.UsageError), or an *Exit's own.
+// work failed, 2 a usage error (*evalctl.UsageError, or a mistake in a file
+// the user wrote or named: *yamlcheck.Error), or an *Exit's own.
 // An error that lists several mistakes (it has a method Errors() []error,
 // as a plan's do) prints one line for each.
 func ExitCode(stderr io.Writer, name string, err error) int {
 	var ue *evalctl.UsageError
 	var ee *Exit
+	var ye *yamlcheck.Error
 	code, see, msg := 1, "", err
 	switch {
 	case err == nil || errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &ue) && ue.See != "":
-		code, see = 2, " ("+ue.See+")"
-	case errors.As(err, &ue):
-		code, see = 2, fmt.Sprintf(" (see 'evalctl %s --help')", name)
 	case errors.As(err, &ee) && ee.Msg == "":
 		return ee.Code
 	case errors.As(err, &ee):
 		code, msg = ee.Code, ee
+	case errors.As(err, &ue) && ue.See != "":
+		code, see = 2, " ("+ue.See+")"
+	case errors.As(err, &ue):
+		code, see = 2, fmt.Sprintf(" (see 'evalctl %s --help')", name)
+	case errors.As(err, &ye):
+		code = 2 // a mistake in a file the user wrote, or names and is not there
 	}
 	lines := []string{msg.Error()}
 	var list interface{ Errors() []error }
