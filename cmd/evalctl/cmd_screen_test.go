@@ -66,7 +66,7 @@ func TestScreenAndCapacityCommands(t *testing.T) {
 		{"bad compare", []string{"screen", "report", dir, "--compare", "a"}, 2, nil, "two modes"},
 		{"bad format", []string{"screen", "report", dir, "--format", "pdf"}, 2, nil, `invalid value "pdf" for --format: want one of text, json, html`},
 		{"no spec", []string{"screen"}, 2, nil, "needs --spec"},
-		{"bad spec", []string{"screen", "--spec", "../../examples/profiles/scripted-fast.yaml"}, 1, nil, `scripted-fast.yaml:7: unknown field "command"`},
+		{"bad spec", []string{"screen", "--spec", "../../examples/profiles/scripted-fast.yaml"}, 2, nil, `scripted-fast.yaml:7: unknown field "command"`},
 		{"not a screen", []string{"screen", "report", t.TempDir()}, 2, nil, "not a run directory"},
 		{"capacity without contexts", []string{"capacity", "--profile", "p.yaml"}, 2, nil, "--contexts"},
 		{"capacity bad size", []string{"capacity", "--profile", "p.yaml", "--contexts", "8k"}, 2, nil, `"8k" is not a context size`},

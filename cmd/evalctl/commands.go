@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/cmd/evalctl/internal/cli"
@@ -187,6 +188,9 @@ func cmdVerify(ctx context.Context, e *cli.Env, args []string) error {
 	pos, err := cli.Args(cli.Flags(e, "verify", "verify DIR"), args, 1, 1, "verify takes one export directory")
 	if err != nil {
 		return err
+	}
+	if fi, err := os.Stat(pos[0]); err != nil || !fi.IsDir() {
+		return evalctl.Usagef("%s: no such export directory", pos[0])
 	}
 	return report.VerifyTo(ctx, pos[0], e.Stdout)
 }

@@ -176,3 +176,27 @@ func TestUniquePrefixes(t *testing.T) {
 		t.Errorf("one id: %q", got)
 	}
 }
+
+// TestResolveID: a run named by directory, name or prefix is its id (what
+// its sandbox containers are labelled with); a well-formed id of a run no
+// longer on disk is taken as it is, unknown; anything else is no run.
+func TestResolveID(t *testing.T) {
+	root, dir := copyRun(t)
+	const id = "01a230a6-ae6c-7a5b-8772-8ca68c6bda0a"
+	for _, arg := range []string{dir, "fixture-ab", "fixture", id, "01a230a6-ae6c"} {
+		if got, known, err := ResolveID(root, arg); got != id || !known || err != nil {
+			t.Errorf("%s: %s %v %v", arg, got, known, err)
+		}
+	}
+	gone := "01a230a6-0000-7000-8000-000000000000"
+	if got, known, err := ResolveID(root, gone); got != gone || known || err != nil {
+		t.Errorf("removed run: %s %v %v", got, known, err)
+	}
+	var ue *evalctl.UsageError
+	if _, _, err := ResolveID(root, "nosuchrun"); !errors.Is(err, ErrNoRun) || !errors.As(err, &ue) {
+		t.Errorf("no such run: %v", err)
+	}
+	if got, known, err := ResolveID(root, ""); got != "" || known || err != nil {
+		t.Errorf("none: %q %v %v", got, known, err)
+	}
+}
