@@ -43,6 +43,6 @@ demo: setup
 bench:
 	$(GO) test -run XXX -bench . -benchtime 50x ./sandbox/
 
-# The package graph in README's Layout and docs/packages.md, from go list -deps.
+# The package graph in README's Layout, docs/packages.md and docs/architecture.md, from go list.
 graph:
 	$(GO) generate .

@@ -1,9 +1,11 @@
-// Package evalctl holds the records every other package shares: an
-// attempt, its turns and measurements, the grade of an answer snapshot and
-// the outcome the scoring rules (Score) derive from them, in their on-disk
-// JSON form. It imports only the standard library, so that anything may
-// depend on the records without linking Docker or a model client
-// (imports_test.go pins this and the rest of the package graph).
+// Package evalctl holds the records every other package shares, in their
+// on-disk JSON form: one type for every file of a run directory (the plan
+// as registered, the run, the event log, each attempt with its turns and
+// measurements, the grade of an answer snapshot, regrade records, server
+// identities; docs/records.md maps them) and the outcome the scoring rules
+// (Score) derive from them. It imports only the standard library, so that
+// anything may depend on the records without linking Docker or a model
+// client (imports_test.go pins this and the rest of the package graph).
 //
 // It also carries what the evalctl binary needs wherever it is installed:
 // the development suite, embedded, so that 'evalctl demo' runs on its

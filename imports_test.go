@@ -47,7 +47,7 @@ var allowed = map[string][]string{
 	"orchestrator/transcript":          {"", "orchestrator/model"},
 	"orchestrator/scripted":            {"", "tasks"},
 	"orchestrator/telemetry":           {},
-	"orchestrator/longctx":             {},
+	"orchestrator/longctx":             {""},
 
 	// results: the run directory on disk and what reads it.
 	"results/view":       {"", "results/inspect", "results/report", "results/runstore"},
@@ -70,6 +70,132 @@ var allowed = map[string][]string{
 	"sandbox":             {},
 	"internal/yamlcheck":  {},
 	"":                    {},
+}
+
+// A layer is the packages of the module with one role. A package may
+// import packages of its own layer (as the table above allows) and of the
+// layers below it, never of a layer above: TestImportRules fails on an
+// upward edge, naming both layers. docs/architecture.md is generated from
+// this list ('go generate .'), one line per package saying what it owns.
+type layer struct {
+	name, role string
+	packages   []owned
+}
+
+// owned is one package of a layer and what it owns, in one line.
+type owned struct{ pkg, owns string }
+
+// layers, bottom first.
+var layers = []layer{
+	{"records", "what a run directory holds, as Go types; the standard library only", []owned{
+		{"", "the records: plan.json, run.json, attempts, grades, events, regrade records, server identities; scoring (Score); UsageError; the embedded development suite"},
+	}},
+	{"storage/clients", "what keeps records on disk, reads suites, and talks to the outside (Docker, model servers, the hardware)", []owned{
+		{"internal/yamlcheck", "the one strict YAML decoder: field paths, lines, did-you-mean"},
+		{"tasks", "suites and cases: their types, loader, fingerprint and materialised copies"},
+		{"tasks/importer", "outside suites (Exercism's layout) brought in as evalctl suites, without grading"},
+		{"sandbox", "Docker: images, containers, exec, snapshots, engines over TCP/TLS and SSH; the only package that links the Docker SDK"},
+		{"sandbox/sandboxtest", "tests' connection to the real engine and the sandbox image"},
+		{"results/runstore", "the run directory on disk: registration, locking, atomic writes, the event log, listing and resolving runs"},
+		{"orchestrator/model", "the one client of llama-server and OpenAI-compatible endpoints (the only importer of go-openai)"},
+		{"orchestrator/transcript", "an attempt's transcript.jsonl: its events and their reader"},
+		{"orchestrator/telemetry", "what the hardware reports: GPU memory, utilisation, power, temperatures"},
+		{"orchestrator/longctx", "how a long-context case's corpus reaches the model: full, cropped or retrieved (BM25)"},
+		{"orchestrator/serving", "model servers started from profiles: supervision, readiness, identity, weight digests"},
+		{"orchestrator/serving/servingtest", "tests' real model servers: the evalctl binary and profiles that start it"},
+		{"orchestrator/scripted", "the scripted model server speaking llama-server's protocol"},
+		{"orchestrator/screen", "throughput screens and capacity probes of serving configurations, and their reports (summary reads them, so they sit below it)"},
+	}},
+	{"grader/results", "what grades answers, and what reads finished runs", []owned{
+		{"grader", "grading an answer snapshot in a fresh sandbox: check groups, protected files, test ids"},
+		{"grader/controls", "negative controls, the fixture gate, and the grading half of 'cases import'"},
+		{"grader/regrade", "regrading stored answers under another suite version, and fixture diagnoses"},
+		{"results/report", "pooling attempts per arm, comparisons and their statistics, exports and their verification, the HTML report"},
+		{"results/reporttest", "synthetic run directories for the report's tests and benchmarks"},
+		{"results/inspect", "one attempt read back for a person: record, conversation, grades, diff"},
+		{"results/summary", "runs of every kind gathered into one results document"},
+		{"results/view", "the live web viewer"},
+	}},
+	{"orchestrator", "what runs cohorts", []owned{
+		{"orchestrator", "plans decoded and validated, registration, the runner (scheduling, attempts, resume, reruns)"},
+		{"orchestrator/agent", "the built-in tool-calling loop of one attempt, and its measurements"},
+		{"orchestrator/demo", "'evalctl demo': the whole job on embedded defaults"},
+	}},
+	{"cmd", "the binary: flags, building the pieces, printing", []owned{
+		{"cmd/evalctl", "the evalctl command: one table of commands"},
+		{"cmd/evalctl/internal/cli", "command-line conventions: flags, errors, exit codes, run resolution"},
+	}},
+}
+
+// layerOf maps each package named in layers to its layer's index.
+func layerOf() map[string]int {
+	out := map[string]int{}
+	for i, l := range layers {
+		for _, o := range l.packages {
+			out[o.pkg] = i
+		}
+	}
+	return out
+}
+
+// layerOrder is the layers top down, for messages.
+func layerOrder() string {
+	var names []string
+	for i := len(layers) - 1; i >= 0; i-- {
+		names = append(names, layers[i].name)
+	}
+	return strings.Join(names, " -> ")
+}
+
+// layerViolations lists the packages in no layer (or in two) and every
+// import, in the graph or in the table of allowed imports, that points up.
+func layerViolations(pkgs map[string]*pkg) []string {
+	var out []string
+	of := layerOf()
+	seen := map[string]bool{}
+	for _, l := range layers {
+		for _, o := range l.packages {
+			if seen[o.pkg] {
+				out = append(out, fmt.Sprintf("%s is in two layers (layers in imports_test.go)", show(o.pkg)))
+			}
+			seen[o.pkg] = true
+		}
+	}
+	up := func(from, to, how string) {
+		lf, okf := of[from]
+		lt, okt := of[to]
+		if okf && okt && lt > lf {
+			out = append(out, fmt.Sprintf("%s (layer %s) %s %s (layer %s): an upward edge; the layers, top down: %s", show(from), layers[lf].name, how, show(to), layers[lt].name, layerOrder()))
+		}
+	}
+	for _, path := range ownPackages(pkgs) {
+		s := short(path)
+		if _, ok := of[s]; !ok {
+			out = append(out, fmt.Sprintf("%s: in no layer (layers in imports_test.go); add it to the layer of its role, with what it owns", show(s)))
+			continue
+		}
+		for _, imp := range pkgs[path].Imports {
+			if inModule(imp) {
+				up(s, short(imp), "imports")
+			}
+		}
+	}
+	for from, row := range allowed {
+		for _, to := range row {
+			if to != anything && !slices.Contains(pkgs[module+strings.TrimSuffix("/"+from, "/")].importsOrNil(), module+strings.TrimSuffix("/"+to, "/")) {
+				up(from, to, "may import (table allowed)")
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (p *pkg) importsOrNil() []string {
+	if p == nil {
+		return nil
+	}
+	return p.Imports
 }
 
 // A rule every package of the module obeys, tests included where
@@ -292,6 +418,9 @@ func TestImportRules(t *testing.T) {
 	for _, msg := range violations(pkgs) {
 		t.Error(msg)
 	}
+	for _, msg := range layerViolations(pkgs) {
+		t.Error(msg)
+	}
 }
 
 func ownPackages(pkgs map[string]*pkg) []string {
@@ -314,6 +443,13 @@ func unknownNames(pkgs map[string]*pkg) []string {
 		for _, to := range append([]string{s}, row...) {
 			if to != anything && !exists(to) {
 				out = append(out, fmt.Sprintf("the table of allowed imports names %s, which is not a package of the module", show(to)))
+			}
+		}
+	}
+	for _, l := range layers {
+		for _, o := range l.packages {
+			if !exists(o.pkg) {
+				out = append(out, fmt.Sprintf("layer %s names %s, which is not a package of the module", l.name, show(o.pkg)))
 			}
 		}
 	}
@@ -455,5 +591,34 @@ func TestImportRulesCatchUpwardEdges(t *testing.T) {
 		if got := matches(tt.s, tt.patterns); got != tt.want {
 			t.Errorf("matches(%q, %v) = %v, want %v", tt.s, tt.patterns, got, tt.want)
 		}
+	}
+}
+
+// TestLayersCatchUpwardEdges: on a made-up graph, an import from a lower
+// layer to a higher one is found and said with both layers, and so is a
+// package in no layer; edges down or within a layer are not.
+func TestLayersCatchUpwardEdges(t *testing.T) {
+	m := func(s string) string { return strings.TrimSuffix(module+"/"+s, "/") }
+	p := func(s string, imports ...string) *pkg { return &pkg{ImportPath: m(s), Imports: imports} }
+	pkgs := map[string]*pkg{}
+	for _, g := range []*pkg{
+		p(""),
+		p("tasks", m(""), m("grader")),
+		p("grader", m(""), m("tasks"), m("orchestrator")),
+		p("results/runstore", m(""), m("tasks")),
+		p("orchestrator", m(""), m("grader"), m("results/runstore")),
+		p("orchestrator/newthing", m("")),
+		p("cmd/evalctl", m("orchestrator")),
+	} {
+		pkgs[g.ImportPath] = g
+	}
+	got := layerViolations(pkgs)
+	want := []string{
+		"grader (layer grader/results) imports orchestrator (layer orchestrator): an upward edge; the layers, top down: cmd -> orchestrator -> grader/results -> storage/clients -> records",
+		"orchestrator/newthing: in no layer (layers in imports_test.go); add it to the layer of its role, with what it owns",
+		"tasks (layer storage/clients) imports grader (layer grader/results): an upward edge; the layers, top down: cmd -> orchestrator -> grader/results -> storage/clients -> records",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("layer violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -21,7 +21,7 @@ const (
 // Termination says why a turn ended.
 type Termination string
 
-// Turn terminations, as DESIGN.md lists them.
+// Turn terminations: how a turn can end.
 const (
 	TermCompleted           Termination = "completed"
 	TermWallTimeLimit       Termination = "wall_time_limit"

@@ -17,6 +17,8 @@ type UsageError struct {
 	See string
 }
 
+var _ error = (*UsageError)(nil)
+
 func (e *UsageError) Error() string { return e.Err.Error() }
 
 func (e *UsageError) Unwrap() error { return e.Err }

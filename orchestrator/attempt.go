@@ -45,7 +45,7 @@ func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, p
 	if err := r.store.WriteAttempt(a); err != nil {
 		return err
 	}
-	r.store.AppendEvent(runstore.Event{Kind: "start", Attempt: a.ID, Detail: fmt.Sprintf("slot %d %s %s %s", a.Slot, a.Arm, a.Case, a.Repeat)})
+	r.store.Log(runstore.Event{Kind: evalctl.EventStart, Attempt: a.ID, Detail: fmt.Sprintf("slot %d %s %s %s", a.Slot, a.Arm, a.Case, a.Repeat)})
 	r.prog.begin(a)
 	var out attemptOutcome
 	// release ends the attempt's hold on its endpoint and device: from
@@ -104,7 +104,7 @@ func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, p
 	if err := r.store.WriteAttempt(a); err != nil {
 		return err
 	}
-	r.store.AppendEvent(runstore.Event{Kind: string(a.State), Attempt: a.ID, Detail: a.Error})
+	r.store.Log(runstore.Event{Kind: evalctl.StateEvent(a.State), Attempt: a.ID, Detail: a.Error})
 	var grades []*evalctl.Grade
 	if a.State == evalctl.Completed {
 		grades = out.grades
@@ -179,9 +179,9 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		return attemptOutcome{infra: err}
 	}
 	defer tf.Close()
-	stream := arm.Streams()
+	stream := streams(arm)
 	loop, err := agent.New(agent.Config{
-		Model: client, ModelName: arm.Endpoint.Model, Params: arm.Params(a.Seed), NoStream: !stream,
+		Model: client, ModelName: arm.Endpoint.Model, Params: armParams(arm, a.Seed), NoStream: !stream,
 		Sandbox: box, Transcript: io.MultiWriter(tf, r.prog.transcriptTap(a)), CommandTimeout: seconds(*arm.Budgets.CommandTimeoutSeconds),
 		Budgets: agent.Budgets{WallTime: seconds(*arm.Budgets.WallSeconds), GeneratedTokens: *arm.Budgets.GeneratedTokens, ToolCalls: *arm.Budgets.ToolCalls},
 	})

@@ -9,36 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/evalctl/evalctl/grader"
-	"github.com/evalctl/evalctl/internal/yamlcheck"
 	"github.com/evalctl/evalctl/sandbox"
 )
-
-// SandboxHost is one Docker Engine that runs sandboxes (agent and grading
-// containers), in a plan's sandbox_hosts or a hosts file's hosts.
-type SandboxHost struct {
-	// Name names the engine in records (attempts' sandbox_engine, grades'
-	// engine) and messages; required and unique.
-	Name string `json:"name" yaml:"name"`
-	// Host is the engine's address: tcp://HOST:2376 (with tls_dir),
-	// ssh://USER@HOST (the docker CLI on the remote, a key for ssh), or
-	// unix:///PATH; empty means the engine evalctl uses by default
-	// (DOCKER_HOST, else the local socket), which also builds the image
-	// and sends it to the others.
-	Host string `json:"host,omitempty" yaml:"host"`
-	// TLSDir holds ca.pem, cert.pem and key.pem for a tcp:// engine that
-	// checks client certificates (relative to the file naming it).
-	TLSDir string `json:"tls_dir,omitempty" yaml:"tls_dir"`
-	// SSHConfig is the ssh_config file an ssh:// engine is reached with
-	// instead of the user's (its key, known hosts, port; relative to the
-	// file naming it).
-	SSHConfig string `json:"ssh_config,omitempty" yaml:"ssh_config"`
-	// Capacity is how many containers run on the engine at once.
-	Capacity int `json:"capacity" yaml:"capacity" range:"1," default:"1"`
-	// Machine is the device label (an endpoint's or replica's device) of
-	// the machine the engine runs on: agent containers of attempts on that
-	// device go here first.
-	Machine string `json:"machine,omitempty" yaml:"machine"`
-}
 
 // hostsFile is the file given to --sandbox-hosts.
 type hostsFile struct {
@@ -80,8 +52,8 @@ func checkSandboxHosts(file, field string, line func(string) int, hosts []Sandbo
 			return bad(".name", "%q names two engines: give each its own name", h.Name)
 		}
 		names[h.Name] = true
-		if err := yamlcheck.FillDefaults(h); err != nil {
-			panic(err) // a tag that is no value of its field; TestPlanDefaults loads them all
+		if h.Capacity == 0 {
+			h.Capacity = 1
 		}
 		if h.Host != "" {
 			u, err := url.Parse(h.Host)

@@ -160,8 +160,8 @@ func TestPlanDefaults(t *testing.T) {
 	// arm's hash covers its fields): checked there.
 	arm := plan.Arms[0]
 	usedAt := map[string]any{
-		"Endpoint.TimeoutSeconds":            arm.Params(1).Timeout.Seconds(),
-		"Arm.Stream":                         arm.Streams(),
+		"Endpoint.TimeoutSeconds":            armParams(&arm, 1).Timeout.Seconds(),
+		"Arm.Stream":                         streams(&arm),
 		"Guards.MaxConsecutiveInfraFailures": float64(newBreaker(0).max),
 	}
 	loaded := []struct {

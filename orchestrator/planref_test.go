@@ -31,7 +31,7 @@ var updateRef = flag.Bool("update", false, "rewrite the generated plan reference
 // `default` tag gives (applied by the loaders, see TestPlanDefaults), and
 // its doc comment, in the user's words (no Go identifier).
 func TestPlanReference(t *testing.T) {
-	docs, err := fieldDocs(".", "serving", "screen", "longctx")
+	docs, err := fieldDocs(".", "serving", "screen", "longctx", "..")
 	if err != nil {
 		t.Fatal(err)
 	}

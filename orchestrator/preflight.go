@@ -112,13 +112,13 @@ func CheckEndpoint(ctx context.Context, arm *Arm, baseURL string) (*evalctl.Endp
 		return nil, fail(fmt.Sprintf("the arm asks for model %q, the endpoint serves %s; llama-server answers any model name with the model it loaded, so name the arm's model as served (or start llama-server with --alias %s)",
 			arm.Endpoint.Model, quoteList(served), arm.Endpoint.Model), nil)
 	}
-	params := arm.Params(0)
+	params := armParams(arm, 0)
 	params.MaxTokens = 1
 	var cmdTimeout time.Duration
 	if b := arm.Budgets.CommandTimeoutSeconds; b != nil {
 		cmdTimeout = seconds(*b)
 	}
-	stream := arm.Streams()
+	stream := streams(arm)
 	_, err = client.Chat(ctx, model.Request{
 		Model:    arm.Endpoint.Model,
 		Messages: []model.Message{{Role: "user", Content: "Reply with OK."}},

@@ -110,7 +110,7 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 		return nil, err
 	}
 	sum := run.PlanSHA256
-	store.AppendEvent(runstore.Event{Kind: "registered", Detail: fmt.Sprintf("plan sha256 %s, %d attempts", sum, len(plan.Slots))})
+	store.Log(runstore.Event{Kind: evalctl.EventRegistered, Detail: fmt.Sprintf("plan sha256 %s, %d attempts", sum, len(plan.Slots))})
 	fmt.Fprintf(opts.Progress, "registered run %s\n  plan sha256 %s\n  suite %s (%s)\n  image %s\n  %d attempts: %d arms x %d cases x %d repeats\n  directory %s\n",
 		run.ID, sum, suite.ID(), suite.Fingerprint, img.ID, len(plan.Slots), len(plan.Arms), len(plan.Cases), len(plan.Repeats), store.Dir)
 	return newRunner(opts, plan, suite, store, run, img), nil
@@ -127,7 +127,7 @@ func newRunner(opts Options, plan *Plan, suite *tasks.Suite, store *runstore.Sto
 		grader: grader.New(opts.Engine, img.Ref, img.ID, grader.Options{Concurrency: gc}),
 		prog:   prog,
 		servers: &servers{dir: store.Path("servers"), evalctl: opts.Evalctl, progress: prog,
-			hashes: serving.DefaultHashCache(), events: store.AppendEvent},
+			hashes: serving.DefaultHashCache(), events: store.Log},
 	}
 }
 

@@ -21,28 +21,6 @@ import (
 	"github.com/evalctl/evalctl/tasks"
 )
 
-// RerunRecord is what a diagnostic rerun's plan records (plan.json
-// "rerun"): the original attempt, the settings changed and the label.
-type RerunRecord struct {
-	OriginalRunID     string `json:"original_run_id"`
-	OriginalRunDir    string `json:"original_run_dir"`
-	OriginalAttemptID string `json:"original_attempt_id"`
-	OriginalArm       string `json:"original_arm"`
-	OriginalArmHash   string `json:"original_arm_hash"`
-	// Label names the rerun's arm (the original's name when empty).
-	Label string `json:"label"`
-	// Changes is the arm diff: every setting whose value differs, with
-	// its value before and after (null when unset).
-	Changes []ArmChange `json:"changes"`
-}
-
-// ArmChange is one setting changed by a rerun.
-type ArmChange struct {
-	Field string          `json:"field"`
-	From  json.RawMessage `json:"from"`
-	To    json.RawMessage `json:"to"`
-}
-
 // ErrRerun is returned for a rerun that cannot be made as asked (an
 // unknown setting, a value equal to the original, no change at all, an
 // attempt whose run changed since registration).

@@ -3,7 +3,6 @@ package orchestrator_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -70,10 +69,9 @@ func TestRerunChangesOneSetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var changes []orchestrator.ArmChange
-	json.Unmarshal(sbs.Changes, &changes)
+	changes := sbs.Changes
 	if len(changes) != 1 || changes[0].Field != "max_tokens" || string(changes[0].From) != "24" || string(changes[0].To) != "8192" {
-		t.Errorf("arm diff %s, want exactly max_tokens 24 -> 8192", sbs.Changes)
+		t.Errorf("arm diff %+v, want exactly max_tokens 24 -> 8192", sbs.Changes)
 	}
 	o, n := sbs.Original, sbs.Rerun
 	if o.AttemptID != orig.ID || o.Functional == nil || *o.Functional || n.Functional == nil || !*n.Functional {

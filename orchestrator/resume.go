@@ -49,7 +49,7 @@ func resume(ctx context.Context, opts Options) (*runner, error) {
 	}
 	// Containers a killed runner left behind are of no use now.
 	pruneRun(ctx, opts, run.ID, "left by the previous runner")
-	store.AppendEvent(runstore.Event{Kind: "resumed"})
+	store.Log(runstore.Event{Kind: evalctl.EventResumed})
 	fmt.Fprintf(opts.Progress, "resuming run %s (plan sha256 %s)\n", run.ID, run.PlanSHA256)
 	return newRunner(opts, &plan, suite, store, run, img), nil
 }
@@ -84,7 +84,7 @@ func (r *runner) pending() ([]*evalctl.Attempt, int, error) {
 				if err := r.store.WriteAttempt(a); err != nil {
 					return nil, 0, err
 				}
-				r.store.AppendEvent(runstore.Event{Kind: "interrupted", Attempt: a.ID, Detail: "found running at resume"})
+				r.store.Log(runstore.Event{Kind: evalctl.EventInterrupted, Attempt: a.ID, Detail: "found running at resume"})
 			}
 			na, err := newAttempt(r.store, r.run, r.plan, r.suite, s, a.ID)
 			if err != nil {
@@ -96,7 +96,7 @@ func (r *runner) pending() ([]*evalctl.Attempt, int, error) {
 			if err != nil {
 				return nil, 0, err
 			}
-			r.store.AppendEvent(runstore.Event{Kind: "replace_infra", Attempt: na.ID, Detail: "replaces " + a.ID})
+			r.store.Log(runstore.Event{Kind: evalctl.EventReplaceInfra, Attempt: na.ID, Detail: "replaces " + a.ID})
 			todo = append(todo, na)
 		default:
 			done++
@@ -142,8 +142,8 @@ func Cancel(ctx context.Context, dir string, why string) (int, error) {
 		if err := store.WriteAttempt(a); err != nil {
 			return n, err
 		}
-		store.AppendEvent(runstore.Event{Kind: string(evalctl.Cancelled), Attempt: a.ID, Detail: why})
+		store.Log(runstore.Event{Kind: evalctl.EventCancelled, Attempt: a.ID, Detail: why})
 		n++
 	}
-	return n, nil
+	return n, store.EventLogErr()
 }

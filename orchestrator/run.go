@@ -127,7 +127,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	defer r.closeHosts()
 	if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
 		pool.OnDrain(func(engine string, cause error) {
-			r.store.AppendEvent(runstore.Event{Kind: "engine_drained", Detail: fmt.Sprintf("sandbox engine %s stopped answering (%v); the run continued on the others", engine, cause)})
+			r.store.Log(runstore.Event{Kind: evalctl.EventEngineDrained, Detail: fmt.Sprintf("sandbox engine %s stopped answering (%v); the run continued on the others", engine, cause)})
 		})
 	}
 	err = r.execute(ctx)
@@ -209,11 +209,15 @@ func (r *runner) execute(ctx context.Context) error {
 			case <-time.After(seconds(r.plan.RestSeconds)):
 			case <-ctx.Done():
 			}
-			r.store.AppendEvent(runstore.Event{Kind: runstore.RestEvent, Detail: runstore.RestDetail(from, time.Now().UTC())})
+			r.store.Log(runstore.Event{Kind: evalctl.EventRest, Detail: runstore.RestDetail(from, time.Now().UTC())})
 		}
 		if why := r.guard(ctx); why != "" {
-			r.store.AppendEvent(runstore.Event{Kind: "guard", Detail: why})
+			r.store.Log(runstore.Event{Kind: evalctl.EventGuard, Detail: why})
 			record(fmt.Errorf("%w: %s; resume with '%s'", ErrGuard, why, r.resumeCommand()))
+			break
+		}
+		if err := r.eventLogStop(); err != nil {
+			record(err)
 			break
 		}
 		arm := r.plan.Arm(a.Arm)
@@ -258,7 +262,7 @@ func (r *runner) execute(ctx context.Context) error {
 				return
 			}
 			if why := brk.observe(endpointKey(arm, rep), a.State == evalctl.InfraFailed, a.Error); why != "" {
-				r.store.AppendEvent(runstore.Event{Kind: "endpoint_failing", Attempt: a.ID, Detail: why})
+				r.store.Log(runstore.Event{Kind: evalctl.EventEndpointFailing, Attempt: a.ID, Detail: why})
 				record(fmt.Errorf("%w: %s; the run stopped (the attempts not yet run are still planned); once the endpoint answers again, resume with '%s'", ErrEndpointFailing, why, r.resumeCommand()))
 			}
 		}()
@@ -270,7 +274,19 @@ func (r *runner) execute(ctx context.Context) error {
 	if firstErr != nil {
 		return firstErr
 	}
+	if err := r.eventLogStop(); err != nil {
+		return err
+	}
 	return r.incomplete()
+}
+
+// eventLogStop stops the run, resumably, once its event log lost an
+// event (runstore.Store.Log); nil while it has lost none.
+func (r *runner) eventLogStop() error {
+	if err := r.store.EventLogErr(); err != nil {
+		return fmt.Errorf("%w; every attempt record is written, but the run's event log is not: once the disk takes writes again, resume with '%s'", err, r.resumeCommand())
+	}
+	return nil
 }
 
 // incomplete is ErrIncomplete, with the command that re-runs them, when

@@ -464,3 +464,72 @@ func TestSandboxThatWillNotStartIsInfra(t *testing.T) {
 		t.Errorf("containers left: %v", left)
 	}
 }
+
+// breakLogAfter is a cool temperature source that, at its n+1th reading
+// (the guard check before attempt n+1), makes the run's event log
+// unwritable: a directory where the file was, the file kept aside.
+type breakLogAfter struct {
+	n     int32
+	dir   func() string
+	calls atomic.Int32
+}
+
+func (b *breakLogAfter) CPUTemperature(ctx context.Context) (*float64, string, error) {
+	if b.calls.Add(1) == b.n+1 {
+		log := filepath.Join(b.dir(), runstore.EventsFile)
+		if err := os.Rename(log, log+".kept"); err == nil {
+			os.Mkdir(log, 0o755)
+		}
+	}
+	v := 50.0
+	return &v, "", nil
+}
+
+// TestEventLogFailureStopsResumably: once the event log cannot be written,
+// the runner takes up no further attempt and stops with ErrEventLog (how
+// many events were lost, and the resume command); with the log repaired,
+// the resume finishes the run.
+func TestEventLogFailureStopsResumably(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	srv := startServer(t)
+	var arms []string
+	for _, name := range []string{"a", "b", "c", "d"} {
+		arms = append(arms, `{name: `+name+`, endpoint: {base_url: "`+srv.URL()+`", model: reference}, max_tokens: 8192}`)
+	}
+	f := adderPlan(t, "", arms, "guards: {max_temperature_c: 90}\n")
+	out := t.TempDir()
+	runDir := func() string {
+		m, _ := filepath.Glob(filepath.Join(out, "*", runstore.RunFile))
+		if len(m) != 1 {
+			t.Errorf("run directories under %s: %v", out, m)
+			return out
+		}
+		return filepath.Dir(m[0])
+	}
+	// The log breaks at the guard check before the second attempt: the
+	// first attempt runs whole, and some attempt's events are lost before
+	// the check before the fourth.
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: out, Engine: eng, Image: img, Temperature: &breakLogAfter{n: 1, dir: runDir}})
+	var le *runstore.EventLogError
+	if !errors.Is(err, runstore.ErrEventLog) || !errors.As(err, &le) || le.Lost < 1 || !strings.Contains(err.Error(), "resume with") {
+		t.Fatalf("got %v, want the run stopped for its event log, with the events lost and the resume command", err)
+	}
+	n := countStates(res.Attempts)
+	if n[evalctl.Completed] < 1 || n[evalctl.Completed] > 3 || n[evalctl.Completed]+n[evalctl.Planned] != 4 {
+		t.Fatalf("after the event log failed: %v, want 1 to 3 completed and the rest still planned", n)
+	}
+	log := filepath.Join(res.Dir, runstore.EventsFile)
+	if err := os.Remove(log); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(log+".kept", log); err != nil {
+		t.Fatal(err)
+	}
+	res2, err := orchestrator.Run(context.Background(), orchestrator.Options{ResumeDir: res.Dir, Engine: eng, Image: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countStates(res2.Attempts); n[evalctl.Completed] != 4 || len(res2.Attempts) != 4 {
+		t.Fatalf("after resume: %v (%d records), want 4 completed", n, len(res2.Attempts))
+	}
+}

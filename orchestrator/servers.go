@@ -24,7 +24,7 @@ type servers struct {
 	evalctl  string
 	progress io.Writer
 	hashes   *serving.HashCache
-	events   func(runstore.Event) error
+	events   func(runstore.Event)
 	cur      *serving.Server
 	curArm   string
 	curFile  string

@@ -48,21 +48,6 @@ func (s *sweepAxes) UnmarshalYAML(n *yaml.Node) error {
 // maxSweepArms bounds how many arms one declaration may expand into.
 const maxSweepArms = 64
 
-// SweepRecord is one declared arm's expansion as registered in the plan:
-// its name, the swept fields and, per expanded arm, the value of each
-// field (as JSON), in the order the values were declared.
-type SweepRecord struct {
-	Name   string       `json:"name"`
-	Fields []string     `json:"fields"`
-	Arms   []SweepPoint `json:"arms"`
-}
-
-// SweepPoint is one expanded arm of a sweep.
-type SweepPoint struct {
-	Arm    string            `json:"arm"`
-	Values []json.RawMessage `json:"values"`
-}
-
 // expandSweeps resolves arm files and expands every arm that declares a
 // sweep into one arm per value (per combination for a grid), named by the
 // arm's name with {value} (or {FIELD} for a grid axis) replaced, or NAME

@@ -36,16 +36,9 @@ import (
 const Schema = "evalctl.regrade/v1"
 
 // Record is what a regrade writes in a run directory it graded, as a new
-// file under regrades/: which suite, when, and which attempts it graded.
-// Nothing already in the run directory is touched, the event log included.
-type Record struct {
-	Kind        string    `json:"kind"`
-	At          time.Time `json:"at"`
-	Suite       string    `json:"suite"`
-	Fingerprint string    `json:"fingerprint"`
-	Attempts    []string  `json:"attempts"`
-	Note        string    `json:"note"`
-}
+// file under regrades/ (a record of the run directory, in the root
+// package).
+type Record = evalctl.RegradeRecord
 
 // Grader grades one answer snapshot; *grader.Grader satisfies it.
 type Grader interface {
@@ -370,7 +363,7 @@ func Run(ctx context.Context, g Grader, dirs []string, opts Options) (*Result, e
 		}
 		now := time.Now().UTC()
 		rel := filepath.Join(runstore.RegradesDir, now.Format("20060102T150405.000000000Z")+"-"+suiteID+".json")
-		rec := Record{Kind: "regrade", At: now, Suite: suiteID, Fingerprint: s.Fingerprint, Attempts: graded,
+		rec := Record{Kind: evalctl.RegradeKind, At: now, Suite: suiteID, Fingerprint: s.Fingerprint, Attempts: graded,
 			Note: fmt.Sprintf("graded %d attempts under %s without calling any model; earlier grades unchanged", len(graded), suiteID)}
 		if err := os.MkdirAll(r.st.Path(runstore.RegradesDir), 0o755); err != nil {
 			return nil, fmt.Errorf("regrade: run %s: %w", r.dir, err)

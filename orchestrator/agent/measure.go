@@ -7,8 +7,8 @@ import (
 	"github.com/evalctl/evalctl/orchestrator/model"
 )
 
-// meter sums what the server reported about each response (DESIGN.md,
-// "Measurements"). A figure some response did not report makes the sum
+// meter sums what the server reported about each response (the
+// attempt's measurements). A figure some response did not report makes the sum
 // unknown (nil), never a partial number passed off as the whole.
 type meter struct {
 	responses     int

@@ -6,7 +6,7 @@ import (
 )
 
 // A self-check is a test run or type check the agent made itself with bash.
-// Whether its last one passed is part of "delivered" (DESIGN.md). A command
+// Whether its last one passed is part of "delivered". A command
 // line is split into simple commands (at ;, &&, ||, |, newlines and
 // parentheses); one whose program, after environment assignments and
 // wrappers such as time or timeout, runs tests or tsc counts.

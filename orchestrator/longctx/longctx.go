@@ -8,7 +8,6 @@ package longctx
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,42 +16,22 @@ import (
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
+
 	"github.com/blevesearch/bleve/v2/mapping"
 	index "github.com/blevesearch/bleve_index_api"
+	"github.com/evalctl/evalctl"
 )
 
 // Strategies.
 const (
-	Full      = "full"
-	Cropped   = "cropped"
-	Retrieved = "retrieved"
+	Full      = evalctl.ContextFull
+	Cropped   = evalctl.ContextCropped
+	Retrieved = evalctl.ContextRetrieved
 )
 
-// Strategy is an arm's choice of how the corpus reaches the model.
-type Strategy struct {
-	// Name is full, cropped or retrieved.
-	Name string `json:"strategy" yaml:"strategy" enum:"full,cropped,retrieved"`
-	// Tokens is the budget of cropped and retrieved (input tokens of the
-	// corpus part of the prompt, as the endpoint counts them).
-	Tokens int `json:"tokens,omitempty" yaml:"tokens"`
-}
-
-// Validate checks the strategy.
-func (s *Strategy) Validate() error {
-	switch s.Name {
-	case Full:
-		if s.Tokens != 0 {
-			return errors.New("tokens: full sends the whole corpus; leave tokens out")
-		}
-	case Cropped, Retrieved:
-		if s.Tokens <= 0 {
-			return fmt.Errorf("tokens: %s needs a positive token budget", s.Name)
-		}
-	default:
-		return fmt.Errorf("strategy: %q is not full, cropped or retrieved", s.Name)
-	}
-	return nil
-}
+// Strategy is an arm's choice of how the corpus reaches the model (a
+// record of the plan, in the root package).
+type Strategy = evalctl.ContextStrategy
 
 // Tokenizer counts tokens as the endpoint does.
 type Tokenizer interface {

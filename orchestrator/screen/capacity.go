@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
@@ -193,6 +194,9 @@ func RunCapacity(ctx context.Context, st *runstore.Store, run *runstore.Run, pla
 		if done[size] != nil {
 			continue
 		}
+		if err := st.EventLogErr(); err != nil {
+			return fmt.Errorf("%w; resume the probe once the disk takes writes again", err)
+		}
 		res, err := probeSize(ctx, st, run, plan, size, o)
 		if err != nil {
 			return err
@@ -200,8 +204,11 @@ func RunCapacity(ctx context.Context, st *runstore.Store, run *runstore.Run, pla
 		if err := runstore.WriteJSON(st.Path(ResultsDir, strconv.Itoa(size)+".json"), res); err != nil {
 			return err
 		}
-		st.AppendEvent(runstore.Event{Kind: "capacity", Detail: fmt.Sprintf("%d: %s", size, res.State)})
+		st.Log(runstore.Event{Kind: evalctl.EventCapacity, Detail: fmt.Sprintf("%d: %s", size, res.State)})
 		fmt.Fprintln(progress, capacityLine(res))
+	}
+	if err := st.EventLogErr(); err != nil {
+		return fmt.Errorf("%w; resume the probe once the disk takes writes again", err)
 	}
 	return nil
 }
@@ -246,7 +253,7 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 		return finish()
 	}
 	sampler.SetStage("startup")
-	st.AppendEvent(runstore.Event{Kind: "capacity_start", Detail: strconv.Itoa(size)})
+	st.Log(runstore.Event{Kind: evalctl.EventCapacityStart, Detail: strconv.Itoa(size)})
 	srv, err := serving.Start(ctx, plan.Profile, serving.StartOptions{LogPath: filepath.Join(dir, ServerLog), CtxSize: size, Evalctl: o.Evalctl})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -262,7 +269,7 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 	defer srv.Stop(context.Background())
 	ready := srv.ReadySeconds
 	res.ReadySeconds = &ready
-	if _, err := srv.RecordIdentity(ctx, o.Hashes, filepath.Join(dir, IdentityDoc), st.AppendEvent); err != nil {
+	if _, err := srv.RecordIdentity(ctx, o.Hashes, filepath.Join(dir, IdentityDoc), st.Log); err != nil {
 		return nil, stopped(err)
 	}
 	c := newClient(srv.BaseURL)

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
@@ -128,7 +129,7 @@ func Run(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Screen,
 			finished[s.Key] = true
 		}
 	}
-	st.AppendEvent(runstore.Event{Kind: "screen_start", Detail: fmt.Sprintf("%d of %d finished", len(finished), sc.Planned())})
+	st.Log(runstore.Event{Kind: evalctl.EventScreenStart, Detail: fmt.Sprintf("%d of %d finished", len(finished), sc.Planned())})
 	progress := o.Progress
 	if progress == nil {
 		progress = io.Discard
@@ -147,13 +148,19 @@ func Run(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Screen,
 		if len(todo) == 0 {
 			continue
 		}
+		if err := st.EventLogErr(); err != nil {
+			return fmt.Errorf("%w; resume the screen once the disk takes writes again", err)
+		}
 		f, err := runLeg(ctx, st, run, sc, leg, todo, o, progress, &n)
 		failed += f
 		if err != nil {
 			return err
 		}
 	}
-	st.AppendEvent(runstore.Event{Kind: "screen_end", Detail: fmt.Sprintf("%d failed", failed)})
+	st.Log(runstore.Event{Kind: evalctl.EventScreenEnd, Detail: fmt.Sprintf("%d failed", failed)})
+	if err := st.EventLogErr(); err != nil {
+		return fmt.Errorf("%w; resume the screen once the disk takes writes again", err)
+	}
 	if failed > 0 {
 		return fmt.Errorf("%w: %d samples failed; resume to measure them again", ErrIncomplete, failed)
 	}
@@ -189,13 +196,13 @@ func runLeg(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Scre
 			err = fmt.Errorf("telemetry of %s: %w", rel, serr)
 		}
 	}()
-	st.AppendEvent(runstore.Event{Kind: "leg_start", Detail: fmt.Sprintf("%s (%s) %s", leg.Label, p.Name, rel)})
+	st.Log(runstore.Event{Kind: evalctl.EventLegStart, Detail: fmt.Sprintf("%s (%s) %s", leg.Label, p.Name, rel)})
 	srv, err := serving.Start(ctx, p, serving.StartOptions{LogPath: filepath.Join(legDir, ServerLog), CtxSize: sc.Spec.CtxSize, Evalctl: o.Evalctl})
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
-		st.AppendEvent(runstore.Event{Kind: "leg_failed", Detail: err.Error()})
+		st.Log(runstore.Event{Kind: evalctl.EventLegFailed, Detail: err.Error()})
 		fmt.Fprintf(progress, "%s: %v\n", leg.Label, err)
 		for _, s := range todo {
 			if werr := writeFailed(st, sc, leg, s, rel, err); werr != nil {
@@ -206,7 +213,7 @@ func runLeg(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Scre
 		return failed, nil
 	}
 	defer srv.Stop(context.Background())
-	if _, err := srv.RecordIdentity(ctx, o.Hashes, filepath.Join(legDir, IdentityDoc), st.AppendEvent); err != nil {
+	if _, err := srv.RecordIdentity(ctx, o.Hashes, filepath.Join(legDir, IdentityDoc), st.Log); err != nil {
 		return 0, err
 	}
 	client := newClient(srv.BaseURL)
@@ -229,13 +236,13 @@ func runLeg(ctx context.Context, st *runstore.Store, run *runstore.Run, sc *Scre
 		}
 		*n++
 		fmt.Fprintln(progress, progressLine(*n, sc.Planned(), smp))
-		st.AppendEvent(runstore.Event{Kind: "sample", Attempt: s.key, Detail: smp.State})
+		st.Log(runstore.Event{Kind: evalctl.EventSample, Attempt: s.key, Detail: smp.State})
 	}
 	sampler.SetStage(leg.Label + "/stop")
 	if err := srv.Stop(context.Background()); err != nil {
 		return failed, err
 	}
-	st.AppendEvent(runstore.Event{Kind: "leg_end", Detail: leg.Label})
+	st.Log(runstore.Event{Kind: evalctl.EventLegEnd, Detail: leg.Label})
 	return failed, nil
 }
 

@@ -9,7 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
+
+	"github.com/evalctl/evalctl"
 
 	"github.com/gofrs/flock"
 
@@ -17,15 +18,7 @@ import (
 )
 
 // FileDigest is the SHA-256 of one file the identity records.
-type FileDigest struct {
-	Path    string    `json:"path"`
-	Bytes   int64     `json:"bytes"`
-	ModTime time.Time `json:"mod_time"`
-	SHA256  string    `json:"sha256"`
-	// Cached is true when the digest came from the cache (same path, size
-	// and modification time) rather than from reading the file now.
-	Cached bool `json:"cached"`
-}
+type FileDigest = evalctl.FileDigest
 
 // HashCache remembers file digests by path, size and modification time, so
 // a 16 GB weight file is read once, not at every server start. It is a JSON

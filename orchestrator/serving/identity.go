@@ -12,45 +12,21 @@ import (
 )
 
 // Identity is what was served: the exact command, what the server says
-// about itself, and the digests of the files it loaded. Two measurements
-// are comparable only when their identities say they should be.
-type Identity struct {
-	Profile       string   `json:"profile"`
-	ProfileSHA256 string   `json:"profile_sha256"`
-	API           API      `json:"api"`
-	BaseURL       string   `json:"base_url"`
-	PID           int      `json:"pid"`
-	Argv          []string `json:"argv"`
-	// Env is the profile's additions to the environment; values of names
-	// that look secret (TOKEN, KEY, SECRET, PASSWORD) are redacted.
-	Env          []string  `json:"env"`
-	CtxSize      int       `json:"ctx_size"`
-	StartedAt    time.Time `json:"started_at"`
-	ReadySeconds float64   `json:"ready_seconds"`
-	// BuildInfo, ModelPath and ContextSize come from llama-server's /props;
-	// nil when the server does not say.
-	BuildInfo   *string `json:"build_info"`
-	ModelPath   *string `json:"model_path"`
-	ContextSize *int64  `json:"context_size"`
-	// Props and Models are the raw /props and /v1/models bodies.
-	Props  map[string]any `json:"props"`
-	Models map[string]any `json:"models"`
-	// Missing says which parts could not be read, and why.
-	Missing []string     `json:"missing,omitempty"`
-	Files   []FileDigest `json:"files"`
-}
+// about itself, and the digests of the files it loaded (a record of the
+// run directory, in the root package).
+type Identity = evalctl.ServerIdentity
 
 // RecordIdentity writes the server's identity to path. A server that will
 // not say who it is does not stop the work: that goes to events as
 // identity_failed and ok is false. Only a cancelled context or a file that
 // cannot be written is an error.
-func (s *Server) RecordIdentity(ctx context.Context, cache *HashCache, path string, events func(runstore.Event) error) (ok bool, err error) {
+func (s *Server) RecordIdentity(ctx context.Context, cache *HashCache, path string, events func(runstore.Event)) (ok bool, err error) {
 	id, err := s.Identity(ctx, cache)
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
-		events(runstore.Event{Kind: "identity_failed", Detail: fmt.Sprintf("%s: %v", s.Profile.Name, err)})
+		events(runstore.Event{Kind: evalctl.EventIdentityFailed, Detail: fmt.Sprintf("%s: %v", s.Profile.Name, err)})
 		return false, nil
 	}
 	return true, runstore.WriteJSON(path, id)

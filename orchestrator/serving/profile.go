@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/internal/yamlcheck"
 )
 
@@ -37,7 +38,7 @@ const (
 )
 
 // API names the server family, which decides where identity comes from.
-type API string
+type API = evalctl.ServerAPI
 
 // Server families. llama-server answers /props, /tokenize and /completion;
 // an OpenAI-compatible server (vLLM) only /v1/models.

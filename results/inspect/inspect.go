@@ -130,11 +130,6 @@ func readTranscript(p string) ([]transcript.Event, int, error) {
 	return transcript.Read(f)
 }
 
-// planSuite is the part of plan.json that says where the suite was.
-type planSuite struct {
-	SuiteDir string `json:"suite_dir"`
-}
-
 // BuiltinSuite, when set, returns the suite built into the binary; the
 // diff falls back to it when the run's suite directory is gone and the
 // fingerprints agree.
@@ -144,7 +139,7 @@ func answerDiff(st *runstore.Store, run *runstore.Run, a *evalctl.Attempt) ([]Fi
 	if len(a.Snapshots) == 0 {
 		return nil, "no answer snapshot (the attempt did not reach the end of a phase)"
 	}
-	var ps planSuite
+	var ps evalctl.Plan
 	_ = runstore.ReadJSON(st.Path(runstore.PlanFile), &ps)
 	var suite *tasks.Suite
 	if ps.SuiteDir != "" {

@@ -24,19 +24,8 @@ func Build(in *Input, opts Options) (*Report, error) {
 	if len(rep.Mixed) > 0 && !opts.AllowMixed {
 		return nil, &MixedError{Problems: rep.Mixed}
 	}
-	var armNames []string
-	byArm := map[string][]*Row{}
-	byCaseArm := map[[2]string][]*Row{}
-	caseSet := map[string]bool{}
-	for i := range in.Rows {
-		r := &in.Rows[i]
-		if _, ok := byArm[r.Arm]; !ok {
-			armNames = append(armNames, r.Arm)
-		}
-		byArm[r.Arm] = append(byArm[r.Arm], r)
-		byCaseArm[[2]string{r.Case, r.Arm}] = append(byCaseArm[[2]string{r.Case, r.Arm}], r)
-		caseSet[r.Case] = true
-	}
+	g := groupRows(in.Rows)
+	armNames, byArm := g.armNames, g.byArm
 	if len(armNames) == 0 {
 		return rep, nil
 	}
@@ -49,43 +38,10 @@ func Build(in *Input, opts Options) (*Report, error) {
 	// Swept arms stand in order of their value (the default baseline
 	// stays the first arm met).
 	armNames = orderSweeps(armNames, in.Sweeps)
-	for _, name := range armNames {
-		ar := ArmReport{Arm: name, ArmHashes: distinct(byArm[name], func(r *Row) string { return r.ArmHash }), Stats: pool(byArm[name])}
-		if ar.DecodeTPS != nil {
-			w := *ar.DecodeTPS * SecondsPerWeek
-			ar.TokensPerWeek = &w
-		}
-		rep.Arms = append(rep.Arms, ar)
-	}
-	base := *rep.Arm(rep.Baseline)
-	for i := range rep.Arms {
-		a := &rep.Arms[i]
-		if a.Arm == rep.Baseline {
-			continue
-		}
-		a.DecodeTPSGainPercent = gain(a.DecodeTPS, base.DecodeTPS)
-		a.TaskOutputTPSGainPercent = gain(a.TaskOutputTPS, base.TaskOutputTPS)
-	}
-	cases := make([]string, 0, len(caseSet))
-	for c := range caseSet {
-		cases = append(cases, c)
-	}
-	sort.Strings(cases)
+	addArms(rep, armNames, byArm)
+	cases := g.cases()
 	for _, c := range cases {
-		cr := CaseReport{Case: c}
-		for _, name := range armNames {
-			rows := byCaseArm[[2]string{c, name}]
-			ca := CaseArm{Arm: name, Stats: pool(rows), Attempts: []Cell{}}
-			for _, r := range rows {
-				if !r.inPlan() {
-					continue
-				}
-				ca.Attempts = append(ca.Attempts, Cell{Repeat: r.Repeat, RunID: r.RunID, AttemptID: r.AttemptID, Status: r.Status, Functional: r.Functional, Delivered: r.Delivered})
-			}
-			sort.SliceStable(ca.Attempts, func(i, j int) bool { return repeatLess(ca.Attempts[i].Repeat, ca.Attempts[j].Repeat) })
-			cr.Arms = append(cr.Arms, ca)
-		}
-		rep.Cases = append(rep.Cases, cr)
+		rep.Cases = append(rep.Cases, caseReport(c, armNames, g.byCaseArm))
 	}
 	for _, name := range armNames {
 		if name == rep.Baseline {
@@ -107,6 +63,79 @@ func Build(in *Input, opts Options) (*Report, error) {
 	rep.Notes = append(rep.Notes, overlapNotes(rep)...)
 	rep.Notes = append(rep.Notes, idleNotes(in)...)
 	return rep, nil
+}
+
+// grouped are the rows by arm (arms in first-met order) and by case and
+// arm.
+type grouped struct {
+	armNames  []string
+	byArm     map[string][]*Row
+	byCaseArm map[[2]string][]*Row
+	caseSet   map[string]bool
+}
+
+func groupRows(rows []Row) *grouped {
+	g := &grouped{byArm: map[string][]*Row{}, byCaseArm: map[[2]string][]*Row{}, caseSet: map[string]bool{}}
+	for i := range rows {
+		r := &rows[i]
+		if _, ok := g.byArm[r.Arm]; !ok {
+			g.armNames = append(g.armNames, r.Arm)
+		}
+		g.byArm[r.Arm] = append(g.byArm[r.Arm], r)
+		g.byCaseArm[[2]string{r.Case, r.Arm}] = append(g.byCaseArm[[2]string{r.Case, r.Arm}], r)
+		g.caseSet[r.Case] = true
+	}
+	return g
+}
+
+// cases are the cases met, sorted.
+func (g *grouped) cases() []string {
+	cases := make([]string, 0, len(g.caseSet))
+	for c := range g.caseSet {
+		cases = append(cases, c)
+	}
+	sort.Strings(cases)
+	return cases
+}
+
+// addArms pools each arm and sets its gains over the baseline.
+func addArms(rep *Report, armNames []string, byArm map[string][]*Row) {
+	for _, name := range armNames {
+		ar := ArmReport{Arm: name, ArmHashes: distinct(byArm[name], func(r *Row) string { return r.ArmHash }), Stats: pool(byArm[name])}
+		if ar.DecodeTPS != nil {
+			w := *ar.DecodeTPS * SecondsPerWeek
+			ar.TokensPerWeek = &w
+		}
+		rep.Arms = append(rep.Arms, ar)
+	}
+	base := *rep.Arm(rep.Baseline)
+	for i := range rep.Arms {
+		a := &rep.Arms[i]
+		if a.Arm == rep.Baseline {
+			continue
+		}
+		a.DecodeTPSGainPercent = gain(a.DecodeTPS, base.DecodeTPS)
+		a.TaskOutputTPSGainPercent = gain(a.TaskOutputTPS, base.TaskOutputTPS)
+	}
+}
+
+// caseReport pools case c per arm and lists its planned attempts by
+// repeat.
+func caseReport(c string, armNames []string, byCaseArm map[[2]string][]*Row) CaseReport {
+	cr := CaseReport{Case: c}
+	for _, name := range armNames {
+		rows := byCaseArm[[2]string{c, name}]
+		ca := CaseArm{Arm: name, Stats: pool(rows), Attempts: []Cell{}}
+		for _, r := range rows {
+			if !r.inPlan() {
+				continue
+			}
+			ca.Attempts = append(ca.Attempts, Cell{Repeat: r.Repeat, RunID: r.RunID, AttemptID: r.AttemptID, Status: r.Status, Functional: r.Functional, Delivered: r.Delivered})
+		}
+		sort.SliceStable(ca.Attempts, func(i, j int) bool { return repeatLess(ca.Attempts[i].Repeat, ca.Attempts[j].Repeat) })
+		cr.Arms = append(cr.Arms, ca)
+	}
+	return cr
 }
 
 // defaultBaseline is the arm compared with when none is asked for: the

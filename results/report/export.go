@@ -243,6 +243,8 @@ type Difference struct {
 	File, Field, Expected, Got string
 }
 
+var _ error = (*Difference)(nil)
+
 func (d *Difference) Error() string {
 	return fmt.Sprintf("%s: %s: expected %s, got %s", d.File, d.Field, d.Expected, d.Got)
 }
@@ -255,79 +257,114 @@ var sumLine = regexp.MustCompile(`^([0-9a-f]{64}) [ *](.+)$`)
 // with the report's own pooling equals aggregates.json and aggregates.csv.
 // It returns a *Difference for the first mismatch.
 func Verify(dir string) error {
-	sums, err := os.ReadFile(filepath.Join(dir, SumsFile))
-	if err != nil {
-		return fmt.Errorf("verify %s: %w", dir, err)
-	}
-	// listed holds each listed file's bytes, read once: what was
-	// checksummed is what is parsed.
-	listed := map[string][]byte{}
-	for i, line := range strings.Split(strings.TrimSuffix(string(sums), "\n"), "\n") {
-		m := sumLine.FindStringSubmatch(line)
-		if m == nil {
-			return &Difference{SumsFile, fmt.Sprintf("line %d", i+1), "\"SHA256  FILE\"", strconv.Quote(line)}
-		}
-		name := m[2]
-		if name != filepath.Base(name) {
-			return &Difference{SumsFile, fmt.Sprintf("line %d", i+1), "a file name in the export directory", strconv.Quote(name)}
-		}
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return &Difference{name, "sha256", m[1], "unreadable file: " + err.Error()}
-		}
-		h := sha256.Sum256(data)
-		if got := hex.EncodeToString(h[:]); got != m[1] {
-			return &Difference{name, "sha256", m[1], got}
-		}
-		listed[name] = data
-	}
-	for _, name := range exportFiles {
-		if _, ok := listed[name]; !ok {
-			return &Difference{SumsFile, name, "a checksum line", "none"}
-		}
-	}
-	var rows []Row
-	if err := strictUnmarshal(listed[AttemptsJSON], &rows); err != nil {
-		return &Difference{AttemptsJSON, "(document)", "an array of attempt rows", err.Error()}
-	}
-	if !bytes.Equal(listed[CheckerPy], checkerPy) {
-		return &Difference{CheckerPy, "(bytes)", "the checker this evalctl ships", "a different file"}
-	}
-	for i := range rows {
-		if d := checkEvidence(i, &rows[i]); d != nil {
-			return d
-		}
-	}
-	wantCSV, err := attemptsCSV(rows)
+	listed, err := readListed(dir)
 	if err != nil {
 		return err
 	}
-	if d := diffCSV(AttemptsCSV, wantCSV, listed[AttemptsCSV]); d != nil {
-		return d
+	rows, err := verifyRows(listed)
+	if err != nil {
+		return err
 	}
 	var proto Protocol
 	if err := strictUnmarshal(listed[ProtocolJSON], &proto); err != nil {
 		return &Difference{ProtocolJSON, "(document)", "a protocol", err.Error()}
 	}
+	in, err := protocolInput(&proto, rows)
+	if err != nil {
+		return err
+	}
+	return verifyAggregates(listed, in, proto.Options)
+}
+
+// readListed checks every checksum line of the export in dir and returns
+// each listed file's bytes, read once: what was checksummed is what is
+// parsed.
+func readListed(dir string) (map[string][]byte, error) {
+	sums, err := os.ReadFile(filepath.Join(dir, SumsFile))
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", dir, err)
+	}
+	listed := map[string][]byte{}
+	for i, line := range strings.Split(strings.TrimSuffix(string(sums), "\n"), "\n") {
+		m := sumLine.FindStringSubmatch(line)
+		if m == nil {
+			return nil, &Difference{SumsFile, fmt.Sprintf("line %d", i+1), "\"SHA256  FILE\"", strconv.Quote(line)}
+		}
+		name := m[2]
+		if name != filepath.Base(name) {
+			return nil, &Difference{SumsFile, fmt.Sprintf("line %d", i+1), "a file name in the export directory", strconv.Quote(name)}
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, &Difference{name, "sha256", m[1], "unreadable file: " + err.Error()}
+		}
+		h := sha256.Sum256(data)
+		if got := hex.EncodeToString(h[:]); got != m[1] {
+			return nil, &Difference{name, "sha256", m[1], got}
+		}
+		listed[name] = data
+	}
+	for _, name := range exportFiles {
+		if _, ok := listed[name]; !ok {
+			return nil, &Difference{SumsFile, name, "a checksum line", "none"}
+		}
+	}
+	return listed, nil
+}
+
+// verifyRows reads attempts.json's rows and checks the shipped checker,
+// each row's evidence and attempts.csv against them.
+func verifyRows(listed map[string][]byte) ([]Row, error) {
+	var rows []Row
+	if err := strictUnmarshal(listed[AttemptsJSON], &rows); err != nil {
+		return nil, &Difference{AttemptsJSON, "(document)", "an array of attempt rows", err.Error()}
+	}
+	if !bytes.Equal(listed[CheckerPy], checkerPy) {
+		return nil, &Difference{CheckerPy, "(bytes)", "the checker this evalctl ships", "a different file"}
+	}
+	for i := range rows {
+		if d := checkEvidence(i, &rows[i]); d != nil {
+			return nil, d
+		}
+	}
+	wantCSV, err := attemptsCSV(rows)
+	if err != nil {
+		return nil, err
+	}
+	if d := diffCSV(AttemptsCSV, wantCSV, listed[AttemptsCSV]); d != nil {
+		return nil, d
+	}
+	return rows, nil
+}
+
+// protocolInput checks protocol.json's runs against their plans and
+// returns the report input they and rows make.
+func protocolInput(proto *Protocol, rows []Row) (*Input, error) {
 	in := &Input{Rows: rows}
 	for i, pr := range proto.Runs {
 		var run runstore.Run
 		if err := json.Unmarshal(pr.Run, &run); err != nil {
-			return &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].run", i), "a run.json", err.Error()}
+			return nil, &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].run", i), "a run.json", err.Error()}
 		}
 		if pr.RunID != run.ID {
-			return &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].run_id", i), strconv.Quote(run.ID), strconv.Quote(pr.RunID)}
+			return nil, &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].run_id", i), strconv.Quote(run.ID), strconv.Quote(pr.RunID)}
 		}
 		if want := pr.PlanFileSHA256 == run.PlanSHA256; want != pr.PlanMatchesRun {
-			return &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].plan_matches_run", i), strconv.FormatBool(want), strconv.FormatBool(pr.PlanMatchesRun)}
+			return nil, &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].plan_matches_run", i), strconv.FormatBool(want), strconv.FormatBool(pr.PlanMatchesRun)}
 		}
 		in.Runs = append(in.Runs, NewRunInfo(&run, proto.Options.Suite))
 		sweeps, err := planSweeps(pr.Plan)
 		if err != nil {
-			return &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].plan", i), "a plan", err.Error()}
+			return nil, &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].plan", i), "a plan", err.Error()}
 		}
 		in.Sweeps = append(in.Sweeps, sweeps...)
 	}
+	return in, nil
+}
+
+// verifyAggregates rebuilds the report from in and compares it with
+// aggregates.json and aggregates.csv (whose options must be protocol.json's).
+func verifyAggregates(listed map[string][]byte, in *Input, opts Options) error {
 	aggBytes := listed[AggregatesJSON]
 	var head struct {
 		Options Options `json:"options"`
@@ -335,8 +372,8 @@ func Verify(dir string) error {
 	if err := json.Unmarshal(aggBytes, &head); err != nil {
 		return &Difference{AggregatesJSON, "(document)", "a report", err.Error()}
 	}
-	if head.Options != proto.Options {
-		return &Difference{AggregatesJSON, "options", fmt.Sprintf("%+v (protocol.json)", proto.Options), fmt.Sprintf("%+v", head.Options)}
+	if head.Options != opts {
+		return &Difference{AggregatesJSON, "options", fmt.Sprintf("%+v (protocol.json)", opts), fmt.Sprintf("%+v", head.Options)}
 	}
 	rep, err := Build(in, head.Options)
 	if err != nil {

@@ -15,6 +15,8 @@ type NotGradedError struct {
 	Graded []string
 }
 
+var _ error = (*NotGradedError)(nil)
+
 func (e *NotGradedError) Error() string {
 	list := "none"
 	if len(e.Graded) > 0 {
@@ -38,7 +40,7 @@ func CheckGraded(dirs []string, version string) error {
 		if err != nil {
 			return err
 		}
-		if run.Kind != "" && run.Kind != "cohort" {
+		if run.Kind != "" && run.Kind != runstore.KindCohort {
 			continue
 		}
 		want := SuiteID(run, version)

@@ -3,9 +3,10 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/evalctl/evalctl"
@@ -47,18 +48,16 @@ func LoadSetup(dirs []string) (*Setup, error) {
 		if err != nil {
 			return nil, err
 		}
-		var plan struct {
-			Arms []map[string]any `json:"arms"`
-		}
+		var plan evalctl.Plan
 		if err := runstore.ReadJSON(st.Path(runstore.PlanFile), &plan); err != nil {
 			return nil, err
 		}
 		index := map[string]int{}
 		first := len(s.Arms)
-		for _, a := range plan.Arms {
-			name, _ := a["name"].(string)
-			index[name] = len(s.Arms)
-			s.Arms = append(s.Arms, ArmSetup{Run: run.ID, Arm: name, Settings: settings(a)})
+		for i := range plan.Arms {
+			a := &plan.Arms[i]
+			index[a.Name] = len(s.Arms)
+			s.Arms = append(s.Arms, ArmSetup{Run: run.ID, Arm: a.Name, Settings: settings(a)})
 		}
 		missing := len(s.Arms) - first
 		entries, _ := os.ReadDir(st.Path(runstore.AttemptsDir))
@@ -97,40 +96,65 @@ func LoadSetup(dirs []string) (*Setup, error) {
 	return s, nil
 }
 
-// settings flattens an arm's JSON into "field value" pairs.
-func settings(a map[string]any) []string {
+// setting is one field of a group of settings, as plan.json names it;
+// an unset field (left out of plan.json) is not shown.
+type setting struct {
+	name  string
+	value any
+	set   bool
+}
+
+// opt is the setting of an optional field: unset when p is nil.
+func opt[T any](name string, p *T) setting {
+	if p == nil {
+		return setting{name: name}
+	}
+	return setting{name, *p, true}
+}
+
+// settings flattens an arm's registered settings into "field: value"
+// lines, a group's set fields as "field value" pairs in name order.
+func settings(a *evalctl.Arm) []string {
 	var out []string
-	add := func(k string, v any) {
-		switch x := v.(type) {
-		case nil:
-		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for kk := range x {
-				keys = append(keys, kk)
+	one := func(k string, v any) {
+		b, _ := json.Marshal(v)
+		out = append(out, k+": "+string(b))
+	}
+	group := func(k string, fields ...setting) {
+		var parts []string
+		for _, f := range fields {
+			if f.set {
+				b, _ := json.Marshal(f.value)
+				parts = append(parts, f.name+" "+string(b))
 			}
-			sort.Strings(keys)
-			var parts []string
-			for _, kk := range keys {
-				if kk == "api_key_env" {
-					continue
-				}
-				b, _ := json.Marshal(x[kk])
-				parts = append(parts, kk+" "+string(b))
-			}
-			if len(parts) > 0 {
-				out = append(out, k+": "+strings.Join(parts, ", "))
-			}
-		default:
-			b, _ := json.Marshal(x)
-			out = append(out, k+": "+string(b))
+		}
+		if len(parts) > 0 {
+			out = append(out, k+": "+strings.Join(parts, ", "))
 		}
 	}
-	if ep, ok := a["endpoint"].(map[string]any); ok {
-		add("model", ep["model"])
+	one("model", a.Endpoint.Model)
+	one("max_tokens", a.MaxTokens)
+	sm := a.Sampling
+	group("sampling", opt("min_p", sm.MinP), opt("repeat_penalty", sm.RepeatPenalty),
+		opt("temperature", sm.Temperature), opt("top_k", sm.TopK), opt("top_p", sm.TopP))
+	group("reasoning", setting{"effort", a.Reasoning.Effort, a.Reasoning.Effort != ""}, opt("thinking", a.Reasoning.Thinking))
+	// Budgets are recorded even when null, and shown so.
+	b := a.Budgets
+	group("budgets", setting{"command_timeout_seconds", b.CommandTimeoutSeconds, true}, setting{"generated_tokens", b.GeneratedTokens, true},
+		setting{"tool_calls", b.ToolCalls, true}, setting{"wall_seconds", b.WallSeconds, true})
+	if a.Stream != nil {
+		one("stream", *a.Stream)
 	}
-	for _, k := range []string{"max_tokens", "sampling", "reasoning", "budgets", "stream", "profile", "extra"} {
-		add(k, a[k])
+	if a.Profile != "" {
+		one("profile", a.Profile)
 	}
+	var extra []setting
+	for _, k := range slices.Sorted(maps.Keys(a.Extra)) {
+		if k != "api_key_env" {
+			extra = append(extra, setting{k, a.Extra[k], true})
+		}
+	}
+	group("extra", extra...)
 	return out
 }
 

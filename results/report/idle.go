@@ -114,11 +114,30 @@ func ComputeEndpointIdle(attempts []*evalctl.Attempt, events []runstore.Event) *
 	if !recorded {
 		return nil
 	}
+	sessions, rests := sessionsAndRests(events)
+	h := collectHolds(attempts, sessions)
+	var wall []span
+	for _, w := range h.walls {
+		wall = append(wall, *w)
+	}
+	wall = union(wall)
+	rests = intersect(union(rests), wall)
+	sort.Strings(h.devices)
+	out := &EndpointIdle{Method: IdleMethod, Devices: []DeviceIdle{}}
+	for _, d := range h.devices {
+		out.Devices = append(out.Devices, h.deviceIdle(d, wall, rests))
+	}
+	return out
+}
+
+// sessionsAndRests reads the event log's runner sessions (their start
+// times, sorted) and rests.
+func sessionsAndRests(events []runstore.Event) ([]time.Time, []span) {
 	var sessions []time.Time
 	var rests []span
 	for _, e := range events {
 		switch e.Kind {
-		case "registered", "resumed":
+		case evalctl.EventRegistered, evalctl.EventResumed:
 			sessions = append(sessions, e.Time)
 		case runstore.RestEvent:
 			if from, to, err := runstore.ParseRest(e.Detail); err == nil {
@@ -127,107 +146,110 @@ func ComputeEndpointIdle(attempts []*evalctl.Attempt, events []runstore.Event) *
 		}
 	}
 	sort.Slice(sessions, func(i, j int) bool { return sessions[i].Before(sessions[j]) })
+	return sessions, rests
+}
+
+// holds are the attempts' holds on their endpoints, per device label and
+// runner session.
+type holds struct {
+	walls   map[int]*span            // session -> first attempt start to last attempt end
+	spans   map[string]map[int]*span // device -> session -> first start to last release
+	busy    map[string][]span
+	count   map[string]int
+	unknown map[string]string
+	devices []string
+}
+
+// collectHolds gathers each started attempt's hold on its endpoint
+// (sessions: the sorted session start times).
+func collectHolds(attempts []*evalctl.Attempt, sessions []time.Time) *holds {
 	session := func(t time.Time) int { // index of the session t falls in
 		return sort.Search(len(sessions), func(i int) bool { return sessions[i].After(t) }) - 1
 	}
-	walls := map[int]*span{}
-	spans := map[string]map[int]*span{} // device -> session -> first start to last release
-	busy := map[string][]span{}
-	count := map[string]int{}
-	unknown := map[string]string{}
-	var devices []string
+	h := &holds{walls: map[int]*span{}, spans: map[string]map[int]*span{}, busy: map[string][]span{},
+		count: map[string]int{}, unknown: map[string]string{}}
 	for _, a := range attempts {
 		if a.StartedAt == nil {
 			continue
 		}
 		d := a.Device
-		if _, ok := busy[d]; !ok {
-			devices = append(devices, d)
-			busy[d] = []span{}
+		if _, ok := h.busy[d]; !ok {
+			h.devices = append(h.devices, d)
+			h.busy[d] = []span{}
 		}
 		end := a.FinishedAt
 		if end == nil || (a.EndpointReleasedAt != nil && a.EndpointReleasedAt.After(*end)) {
 			end = a.EndpointReleasedAt
 		}
 		if a.EndpointReleasedAt == nil || end == nil {
-			if unknown[d] == "" {
-				unknown[d] = fmt.Sprintf("attempt %s (%s) has no recorded endpoint release: the runner stopped during it, so how long it held the endpoint is unknown", a.ID, a.State)
+			if h.unknown[d] == "" {
+				h.unknown[d] = fmt.Sprintf("attempt %s (%s) has no recorded endpoint release: the runner stopped during it, so how long it held the endpoint is unknown", a.ID, a.State)
 			}
 			continue
 		}
-		busy[d] = append(busy[d], span{*a.StartedAt, *a.EndpointReleasedAt})
-		count[d]++
+		h.busy[d] = append(h.busy[d], span{*a.StartedAt, *a.EndpointReleasedAt})
+		h.count[d]++
 		k := session(*a.StartedAt)
-		if spans[d] == nil {
-			spans[d] = map[int]*span{}
+		if h.spans[d] == nil {
+			h.spans[d] = map[int]*span{}
 		}
-		if sp := spans[d][k]; sp == nil {
-			spans[d][k] = &span{*a.StartedAt, *a.EndpointReleasedAt}
-		} else {
-			if a.StartedAt.Before(sp.from) {
-				sp.from = *a.StartedAt
-			}
-			if a.EndpointReleasedAt.After(sp.to) {
-				sp.to = *a.EndpointReleasedAt
-			}
-		}
-		w := walls[k]
-		if w == nil {
-			walls[k] = &span{*a.StartedAt, *end}
-			continue
-		}
-		if a.StartedAt.Before(w.from) {
-			w.from = *a.StartedAt
-		}
-		if end.After(w.to) {
-			w.to = *end
+		widen(h.spans[d], k, *a.StartedAt, *a.EndpointReleasedAt)
+		widen(h.walls, k, *a.StartedAt, *end)
+	}
+	return h
+}
+
+// widen makes m[k] cover [from, to].
+func widen(m map[int]*span, k int, from, to time.Time) {
+	sp := m[k]
+	if sp == nil {
+		m[k] = &span{from, to}
+		return
+	}
+	if from.Before(sp.from) {
+		sp.from = from
+	}
+	if to.After(sp.to) {
+		sp.to = to
+	}
+}
+
+// deviceIdle is device d's idle share over the cohort wall time wall,
+// with rests (inside wall) taken out where d was not busy.
+func (h *holds) deviceIdle(d string, wall, rests []span) DeviceIdle {
+	di := DeviceIdle{Device: d, Attempts: h.count[d]}
+	if why := h.unknown[d]; why != "" {
+		di.Why = why
+		return di
+	}
+	b := union(h.busy[d])
+	rest := total(minus(rests, b))
+	w := total(wall) - rest
+	bs, ws, rs := total(b).Seconds(), w.Seconds(), rest.Seconds()
+	di.BusySeconds, di.WallSeconds, di.RestSeconds = &bs, &ws, &rs
+	if w > 0 {
+		share := 1 - bs/ws
+		di.IdleShare = &share
+	} else {
+		di.Why = "no wall time"
+	}
+	var own, tail []span
+	for k, sp := range h.spans[d] {
+		own = append(own, *sp)
+		if w := h.walls[k]; w.to.After(sp.to) {
+			tail = append(tail, span{sp.to, w.to})
 		}
 	}
-	var wall []span
-	for _, w := range walls {
-		wall = append(wall, *w)
+	own = union(own)
+	spanD := total(own) - total(minus(intersect(rests, own), b))
+	ts := total(minus(union(tail), rests)).Seconds()
+	ss := spanD.Seconds()
+	di.SpanSeconds, di.TailSeconds = &ss, &ts
+	if spanD > 0 {
+		share := 1 - bs/ss
+		di.SpanIdleShare = &share
 	}
-	wall = union(wall)
-	rests = intersect(union(rests), wall)
-	sort.Strings(devices)
-	out := &EndpointIdle{Method: IdleMethod, Devices: []DeviceIdle{}}
-	for _, d := range devices {
-		di := DeviceIdle{Device: d, Attempts: count[d]}
-		if why := unknown[d]; why != "" {
-			di.Why = why
-			out.Devices = append(out.Devices, di)
-			continue
-		}
-		b := union(busy[d])
-		rest := total(minus(rests, b))
-		w := total(wall) - rest
-		bs, ws, rs := total(b).Seconds(), w.Seconds(), rest.Seconds()
-		di.BusySeconds, di.WallSeconds, di.RestSeconds = &bs, &ws, &rs
-		if w > 0 {
-			share := 1 - bs/ws
-			di.IdleShare = &share
-		} else {
-			di.Why = "no wall time"
-		}
-		var own, tail []span
-		for k, sp := range spans[d] {
-			own = append(own, *sp)
-			if w := walls[k]; w.to.After(sp.to) {
-				tail = append(tail, span{sp.to, w.to})
-			}
-		}
-		own = union(own)
-		spanD := total(own) - total(minus(intersect(rests, own), b))
-		ts := total(minus(union(tail), rests)).Seconds()
-		ss := spanD.Seconds()
-		di.SpanSeconds, di.TailSeconds = &ss, &ts
-		if spanD > 0 {
-			share := 1 - bs/ss
-			di.SpanIdleShare = &share
-		}
-		out.Devices = append(out.Devices, di)
-	}
-	return out
+	return di
 }
 
 // idleNotes says each run's endpoint idle share per device.

@@ -49,8 +49,8 @@ type RunInfo struct {
 type Input struct {
 	Runs []RunInfo `json:"runs"`
 	Rows []Row     `json:"rows"`
-	// Sweeps are the sweeps the runs' plans declared (see SweepInfo).
-	Sweeps []SweepInfo `json:"sweeps,omitempty"`
+	// Sweeps are the sweeps the runs' plans declared.
+	Sweeps []evalctl.SweepRecord `json:"sweeps,omitempty"`
 }
 
 // NewRunInfo describes a run whose outcomes are read under suiteVersion

@@ -118,7 +118,7 @@ func TestNullMeasurementsNotPooled(t *testing.T) {
 
 // TestTimingSourceMarked: an arm's pooled stats say where its decode
 // seconds came from, and every human format marks a decode TPS that is not
-// purely server-timed (DESIGN.md: client-measured figures are marked);
+// purely server-timed (client-measured figures are marked);
 // server-timed arms stay unmarked.
 func TestTimingSourceMarked(t *testing.T) {
 	spec := &reporttest.RunSpec{ID: "timings"}

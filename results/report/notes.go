@@ -74,7 +74,7 @@ func timingMark(src *string) string {
 }
 
 // timingNotes say, in words, which arms' decode TPS is not purely
-// server-timed (DESIGN.md: client-measured figures are marked).
+// server-timed (client-measured figures are marked).
 func timingNotes(r *Report) []string {
 	var out []string
 	for _, a := range r.Arms {

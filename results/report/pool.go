@@ -11,15 +11,7 @@ func gain(v, base *float64) *float64 {
 // pool computes Stats over rows, summing in the given order.
 func pool(rows []*Row) Stats {
 	s := Stats{States: map[string]int{}, Terminations: map[string]int{}}
-	var fun, del int
-	var tok, draftTok, draftAcc int64
-	var dec, task float64
-	var allTok int64
-	var allTask float64
-	var draftSeen, overlapUnknown bool
-	var overlapped int
-	var secs []float64
-	var src timingSources
+	var sum poolSums
 	for _, r := range rows {
 		s.States[r.State]++
 		if !r.inPlan() {
@@ -39,48 +31,74 @@ func pool(rows []*Row) Stats {
 			s.Unscored++
 			continue
 		}
-		if *r.Functional {
-			fun++
-		}
-		if *r.Delivered {
-			del++
-		}
-		if r.Termination != nil {
-			s.Terminations[*r.Termination]++
-		}
-		if r.NativeOutputTokens != nil {
-			allTok += *r.NativeOutputTokens
-			s.TotalOutputTokensAttempts++
-		}
-		if r.TaskSeconds != nil {
-			allTask += *r.TaskSeconds
-			s.TotalTaskSecondsAttempts++
-			secs = append(secs, *r.TaskSeconds)
-		}
-		if !r.measured() {
-			s.Unmeasured++
-			continue
-		}
-		s.Measured++
-		switch {
-		case r.OverlappedAttempts == nil:
-			overlapUnknown = true
-		case *r.OverlappedAttempts > 0:
-			overlapped++
-		}
-		src.add(r.TimingsSource)
-		tok += *r.NativeOutputTokens
-		dec += *r.DecodeSeconds
-		task += *r.TaskSeconds
-		if r.DraftTokens != nil && r.DraftAccepted != nil {
-			draftSeen = true
-			draftTok += *r.DraftTokens
-			draftAcc += *r.DraftAccepted
-		}
+		sum.addScored(&s, r)
 	}
-	s.Functional = newRate(fun, s.Scored)
-	s.Delivered = newRate(del, s.Scored)
+	sum.fill(&s)
+	return s
+}
+
+// poolSums are what pool adds up over the scored rows.
+type poolSums struct {
+	fun, del                  int
+	tok, draftTok, draftAcc   int64
+	dec, task                 float64
+	allTok                    int64
+	allTask                   float64
+	draftSeen, overlapUnknown bool
+	overlapped                int
+	secs                      []float64
+	src                       timingSources
+}
+
+// addScored adds a scored row: its outcome and totals and, when it is
+// measured, its measured sums (counting it in s).
+func (p *poolSums) addScored(s *Stats, r *Row) {
+	if *r.Functional {
+		p.fun++
+	}
+	if *r.Delivered {
+		p.del++
+	}
+	if r.Termination != nil {
+		s.Terminations[*r.Termination]++
+	}
+	if r.NativeOutputTokens != nil {
+		p.allTok += *r.NativeOutputTokens
+		s.TotalOutputTokensAttempts++
+	}
+	if r.TaskSeconds != nil {
+		p.allTask += *r.TaskSeconds
+		s.TotalTaskSecondsAttempts++
+		p.secs = append(p.secs, *r.TaskSeconds)
+	}
+	if !r.measured() {
+		s.Unmeasured++
+		return
+	}
+	s.Measured++
+	switch {
+	case r.OverlappedAttempts == nil:
+		p.overlapUnknown = true
+	case *r.OverlappedAttempts > 0:
+		p.overlapped++
+	}
+	p.src.add(r.TimingsSource)
+	p.tok += *r.NativeOutputTokens
+	p.dec += *r.DecodeSeconds
+	p.task += *r.TaskSeconds
+	if r.DraftTokens != nil && r.DraftAccepted != nil {
+		p.draftSeen = true
+		p.draftTok += *r.DraftTokens
+		p.draftAcc += *r.DraftAccepted
+	}
+}
+
+// fill sets s's rates, sums and ratios from the sums.
+func (p *poolSums) fill(s *Stats) {
+	s.Functional = newRate(p.fun, s.Scored)
+	s.Delivered = newRate(p.del, s.Scored)
 	if s.Measured > 0 {
+		tok, dec, task := p.tok, p.dec, p.task
 		s.NativeOutputTokens, s.DecodeSeconds, s.TaskSeconds = &tok, &dec, &task
 		if dec > 0 {
 			v := float64(tok) / dec
@@ -90,29 +108,32 @@ func pool(rows []*Row) Stats {
 			v := float64(tok) / task
 			s.TaskOutputTPS = &v
 		}
-		s.TimingsSource = src.result()
-		if !overlapUnknown {
+		s.TimingsSource = p.src.result()
+		if !p.overlapUnknown {
+			overlapped := p.overlapped
 			s.Overlapped = &overlapped
 		}
 	}
 	if s.TotalOutputTokensAttempts > 0 {
+		allTok := p.allTok
 		s.TotalOutputTokens = &allTok
 	}
 	if s.TotalTaskSecondsAttempts > 0 {
+		allTask := p.allTask
 		s.TotalTaskSeconds = &allTask
 	}
-	if m, ok := median(secs); ok {
+	if m, ok := median(p.secs); ok {
 		s.MedianAttemptSeconds = &m
-		s.MedianAttemptSecondsAttempts = len(secs)
+		s.MedianAttemptSecondsAttempts = len(p.secs)
 	}
-	if draftSeen {
+	if p.draftSeen {
+		draftTok, draftAcc := p.draftTok, p.draftAcc
 		s.DraftTokens, s.DraftAccepted = &draftTok, &draftAcc
 		if draftTok > 0 {
 			v := float64(draftAcc) / float64(draftTok)
 			s.DraftAcceptance = &v
 		}
 	}
-	return s
 }
 
 // timingSources collects the timings_source of pooled attempts.

@@ -22,10 +22,10 @@ import (
 // terminations, finish reasons, longest response, max_sequence_tokens,
 // tool calls, tokens and decode seconds.
 type RerunSideBySide struct {
-	Label    string          `json:"label"`
-	Changes  json.RawMessage `json:"changes"`
-	Original AttemptSummary  `json:"original"`
-	Rerun    AttemptSummary  `json:"rerun"`
+	Label    string              `json:"label"`
+	Changes  []evalctl.ArmChange `json:"changes"`
+	Original AttemptSummary      `json:"original"`
+	Rerun    AttemptSummary      `json:"rerun"`
 }
 
 // AttemptSummary is one side.
@@ -64,14 +64,7 @@ func LoadRerun(dir string) (*RerunSideBySide, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rerun %s: %w", dir, err)
 	}
-	var p struct {
-		Rerun *struct {
-			OriginalRunDir    string          `json:"original_run_dir"`
-			OriginalAttemptID string          `json:"original_attempt_id"`
-			Label             string          `json:"label"`
-			Changes           json.RawMessage `json:"changes"`
-		} `json:"rerun"`
-	}
+	var p evalctl.Plan
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, runstore.PlanFile), err)
 	}
@@ -196,14 +189,8 @@ func longestFromTranscript(path string) (*int64, error) {
 
 // WriteTable writes the side-by-side as aligned text.
 func (r *RerunSideBySide) WriteTable(w io.Writer) error {
-	var changes []struct {
-		Field string          `json:"field"`
-		From  json.RawMessage `json:"from"`
-		To    json.RawMessage `json:"to"`
-	}
-	json.Unmarshal(r.Changes, &changes)
 	fmt.Fprintf(w, "diagnostic rerun %q of attempt %s (run %s)\n", r.Label, r.Original.AttemptID, r.Original.RunID)
-	for _, c := range changes {
+	for _, c := range r.Changes {
 		fmt.Fprintf(w, "  changed: %s %s -> %s\n", c.Field, c.From, c.To)
 	}
 	fmt.Fprintf(w, "  same case %s, repeat %s, seed %d\n\n", r.Original.Case, r.Original.Repeat, r.Original.Seed)

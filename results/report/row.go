@@ -1,6 +1,6 @@
-// Package report pools the attempts of one or more run directories per arm,
-// exactly as DESIGN.md defines (sums of tokens over sums of seconds, never
-// an average of per-attempt rates), says how sure the numbers are (Wilson
+// Package report pools the attempts of one or more run directories per arm
+// (sums of tokens over sums of seconds, never an average of per-attempt
+// rates), says how sure the numbers are (Wilson
 // intervals, a paired bootstrap over cases, an exact McNemar test) and
 // writes them as text, Markdown, JSON, CSV or one self-contained HTML page.
 // Export and Verify turn a report into files anyone can check: the rows the

@@ -10,23 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/results/runstore"
 )
-
-// SweepInfo is one arm declared once with a sweep, as the registered plan
-// records it (plan.json "sweeps"): the swept fields and each expanded
-// arm's values in declared order.
-type SweepInfo struct {
-	Name   string       `json:"name"`
-	Fields []string     `json:"fields"`
-	Arms   []SweepPoint `json:"arms"`
-}
-
-// SweepPoint is one expanded arm and the value of each swept field.
-type SweepPoint struct {
-	Arm    string            `json:"arm"`
-	Values []json.RawMessage `json:"values"`
-}
 
 // SweepReport is a sweep's trend: one point per expanded arm, ordered by
 // the value (numerically when one field is swept over numbers, else as
@@ -51,17 +37,15 @@ type SweepStat struct {
 
 // planSweeps reads the sweeps a registered plan recorded (none for plans
 // without sweeps, or run kinds whose plan has no such field).
-func planSweeps(data []byte) ([]SweepInfo, error) {
-	var p struct {
-		Sweeps []SweepInfo `json:"sweeps"`
-	}
+func planSweeps(data []byte) ([]evalctl.SweepRecord, error) {
+	var p evalctl.Plan
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, err
 	}
 	return p.Sweeps, nil
 }
 
-func readPlanSweeps(dir string) ([]SweepInfo, error) {
+func readPlanSweeps(dir string) ([]evalctl.SweepRecord, error) {
 	data, err := os.ReadFile(filepath.Join(dir, runstore.PlanFile))
 	if err != nil {
 		return nil, fmt.Errorf("read plan of %s: %w", dir, err)
@@ -75,7 +59,7 @@ func readPlanSweeps(dir string) ([]SweepInfo, error) {
 
 // numericKeys returns the sweep's values as numbers when it sweeps one
 // field over numbers only.
-func numericKeys(s SweepInfo) ([]float64, bool) {
+func numericKeys(s evalctl.SweepRecord) ([]float64, bool) {
 	if len(s.Fields) != 1 {
 		return nil, false
 	}
@@ -96,15 +80,15 @@ func numericKeys(s SweepInfo) ([]float64, bool) {
 
 // sweepOrdered returns s's arms in trend order: by value when numeric
 // (ties as declared), else as declared.
-func sweepOrdered(s SweepInfo) []SweepPoint {
-	pts := append([]SweepPoint(nil), s.Arms...)
+func sweepOrdered(s evalctl.SweepRecord) []evalctl.SweepPoint {
+	pts := append([]evalctl.SweepPoint(nil), s.Arms...)
 	if keys, ok := numericKeys(s); ok {
 		idx := make([]int, len(pts))
 		for i := range idx {
 			idx[i] = i
 		}
 		sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
-		out := make([]SweepPoint, len(pts))
+		out := make([]evalctl.SweepPoint, len(pts))
 		for i, j := range idx {
 			out[i] = pts[j]
 		}
@@ -116,7 +100,7 @@ func sweepOrdered(s SweepInfo) []SweepPoint {
 // orderSweeps reorders arm names so that each sweep's arms stand in trend
 // order, in the places its arms took in first-met order; other arms keep
 // their places. The first sweep naming an arm decides.
-func orderSweeps(names []string, sweeps []SweepInfo) []string {
+func orderSweeps(names []string, sweeps []evalctl.SweepRecord) []string {
 	out := append([]string(nil), names...)
 	pos := map[string]int{}
 	for i, n := range out {
@@ -142,7 +126,7 @@ func orderSweeps(names []string, sweeps []SweepInfo) []string {
 }
 
 // sweepReports builds each sweep's trend from the arms' pooled figures.
-func sweepReports(r *Report, sweeps []SweepInfo) []SweepReport {
+func sweepReports(r *Report, sweeps []evalctl.SweepRecord) []SweepReport {
 	out := []SweepReport{}
 	taken := map[string]bool{}
 	for _, s := range sweeps {

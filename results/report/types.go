@@ -23,6 +23,8 @@ var ErrUnknownArm = errors.New("unknown arm")
 // MixedError lists what differs between pooled runs.
 type MixedError struct{ Problems []string }
 
+var _ error = (*MixedError)(nil)
+
 func (e *MixedError) Error() string {
 	return fmt.Sprintf("refusing to pool: %s (pass --allow-mixed to pool anyway; the report will be flagged)", strings.Join(e.Problems, "; "))
 }
@@ -132,7 +134,7 @@ type Stats struct {
 	DecodeTPS                *float64 `json:"decode_tps"`
 	// TimingsSource says where the pooled decode seconds come from:
 	// "server" when every measured attempt was timed by the server, "client"
-	// when every one was measured by the client (DESIGN.md: such figures are
+	// when every one was measured by the client (such figures are
 	// marked), "mixed" when both were pooled, "unknown" when some attempt
 	// did not record it; null without a measured attempt. Attempts without
 	// responses ("none") add no decode time and do not change it.

@@ -1,8 +1,10 @@
 package reporttest
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/evalctl/evalctl"
 )
@@ -79,11 +81,11 @@ func Sweep() *RunSpec {
 	}
 	// The registered expansion of "mtp{value}" swept over the server
 	// profile's draft depth, declared out of order.
-	var points []map[string]any
+	sweep := evalctl.SweepRecord{Name: "mtp", Fields: []string{"extra.spec_draft_n_max"}}
 	for _, d := range []int{4, 2, 6, 3, 5} {
-		points = append(points, map[string]any{"arm": fmt.Sprintf("mtp%d", d), "values": []int{d}})
+		sweep.Arms = append(sweep.Arms, evalctl.SweepPoint{Arm: fmt.Sprintf("mtp%d", d), Values: []json.RawMessage{json.RawMessage(strconv.Itoa(d))}})
 	}
-	spec.PlanSweeps = []map[string]any{{"name": "mtp", "fields": []string{"extra.spec_draft_n_max"}, "arms": points}}
+	spec.PlanSweeps = []evalctl.SweepRecord{sweep}
 	return spec
 }
 

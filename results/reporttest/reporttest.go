@@ -34,7 +34,7 @@ type RunSpec struct {
 	Attempts  []AttemptSpec
 	// PlanSweeps, when set, is written as plan.json's "sweeps" (the
 	// registered expansion of arms declared with a sweep).
-	PlanSweeps any
+	PlanSweeps []evalctl.SweepRecord
 }
 
 // AttemptSpec describes one attempt record. Grades are written under the
@@ -88,10 +88,7 @@ func Write(dir string, spec *RunSpec) error {
 	if err != nil {
 		return err
 	}
-	plan := map[string]any{"run_id": spec.ID, "suite": spec.Suite, "attempts": planEntries(spec)}
-	if spec.PlanSweeps != nil {
-		plan["sweeps"] = spec.PlanSweeps
-	}
+	plan := &fixturePlan{Attempts: planEntries(spec), RunID: spec.ID, Suite: spec.Suite, Sweeps: spec.PlanSweeps}
 	if err := writeJSON(st.Path(runstore.PlanFile), plan); err != nil {
 		return err
 	}
@@ -104,7 +101,7 @@ func Write(dir string, spec *RunSpec) error {
 		created = fixedTime
 	}
 	run := &runstore.Run{ID: spec.ID, Name: spec.Name, CreatedAt: created, PlanSHA256: planSHA, Suite: spec.Suite,
-		ImageID: spec.ImageID, EvalctlVersion: "devel-fixture", Kind: "cohort"}
+		ImageID: spec.ImageID, EvalctlVersion: "devel-fixture", Kind: runstore.KindCohort}
 	if err := writeJSON(st.Path(runstore.RunFile), run); err != nil {
 		return err
 	}
@@ -169,13 +166,33 @@ func sortedKeys(m map[string][]bool) []string {
 	return out
 }
 
-func planEntries(spec *RunSpec) []map[string]any {
-	var out []map[string]any
+// fixturePlan is the plan.json of a fixture: not a plan a runner
+// registers (readers take a fixture's arms and slots from its attempt
+// records), but the records' own place for what a fixture planned, and
+// the sweeps a report reads from a plan.
+type fixturePlan struct {
+	Attempts []fixtureSlot         `json:"attempts"`
+	RunID    string                `json:"run_id"`
+	Suite    evalctl.SuiteRef      `json:"suite"`
+	Sweeps   []evalctl.SweepRecord `json:"sweeps,omitempty"`
+}
+
+// fixtureSlot is one planned attempt of a fixture.
+type fixtureSlot struct {
+	Arm    string `json:"arm"`
+	Case   string `json:"case"`
+	Repeat string `json:"repeat"`
+	Seed   int64  `json:"seed"`
+	Slot   int    `json:"slot"`
+}
+
+func planEntries(spec *RunSpec) []fixtureSlot {
+	var out []fixtureSlot
 	for _, a := range spec.Attempts {
 		if a.Replaces {
 			continue
 		}
-		out = append(out, map[string]any{"slot": a.Slot, "arm": a.Arm, "case": a.Case, "repeat": a.Repeat, "seed": a.Seed})
+		out = append(out, fixtureSlot{Slot: a.Slot, Arm: a.Arm, Case: a.Case, Repeat: a.Repeat, Seed: a.Seed})
 	}
 	return out
 }
@@ -217,6 +234,19 @@ func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *evalct
 	a.StartedAt, a.FinishedAt = &start, &end
 	unchanged := true
 	a.ArmUnchanged = &unchanged
+	a.Turns = buildTurns(as)
+	n := len(as.Terminations)
+	for p := 1; p <= n; p++ {
+		a.Snapshots = append(a.Snapshots, evalctl.Snapshot{Phase: p, File: fmt.Sprintf("phase-%d.tar", p),
+			SHA256: hashOf(fmt.Sprintf("%s/%d", a.ID, p)), Bytes: 20480})
+	}
+	a.Measurements = buildMeasurements(as, n)
+	return a
+}
+
+// buildTurns makes one turn per termination of a completed attempt.
+func buildTurns(as *AttemptSpec) []evalctl.Turn {
+	turns := []evalctl.Turn{}
 	n := len(as.Terminations)
 	for t, term := range as.Terminations {
 		ok := term == evalctl.TermCompleted
@@ -244,12 +274,14 @@ func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *evalct
 			turn.LastTest.Command = "npm test"
 			turn.LastTypecheck = &evalctl.SelfCheck{Command: "npx tsc --noEmit", Passed: true}
 		}
-		a.Turns = append(a.Turns, turn)
+		turns = append(turns, turn)
 	}
-	for p := 1; p <= n; p++ {
-		a.Snapshots = append(a.Snapshots, evalctl.Snapshot{Phase: p, File: fmt.Sprintf("phase-%d.tar", p),
-			SHA256: hashOf(fmt.Sprintf("%s/%d", a.ID, p)), Bytes: 20480})
-	}
+	return turns
+}
+
+// buildMeasurements makes the measurements of a completed attempt of n
+// turns.
+func buildMeasurements(as *AttemptSpec, n int) *evalctl.Measurements {
 	prompt, promptSec, cached, maxSeq := as.Tokens*9, as.Decode/20, as.Tokens*8, int64(24000)+as.Tokens%9000
 	tokens, decode := &as.Tokens, &as.Decode
 	if as.TokensUnknown {
@@ -262,14 +294,13 @@ func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *evalct
 	if source == "" {
 		source = "server"
 	}
-	a.Measurements = &evalctl.Measurements{
+	return &evalctl.Measurements{
 		NativeOutputTokens: tokens, DecodeSeconds: decode, TaskSeconds: as.Task,
 		PromptTokens: &prompt, PromptSeconds: &promptSec, CachedTokens: &cached,
 		ToolCalls: 13 * n, ToolErrors: 1, Responses: 14 * n, MaxSequenceTokens: &maxSeq,
 		FinishReasons: map[string]int{"tool_calls": 13 * n, "stop": n},
 		DraftTokens:   as.DraftTokens, DraftAccepted: as.DraftAccepted, TimingsSource: source,
 	}
-	return a
 }
 
 func buildGrade(spec *RunSpec, as *AttemptSpec, suite evalctl.SuiteRef, phase int, solved bool, created time.Time) *evalctl.Grade {

@@ -148,17 +148,6 @@ func List(root string) ([]Summary, error) {
 	return out, nil
 }
 
-// planHead is the part of plan.json a listing needs.
-type planHead struct {
-	Name string `json:"name"`
-	Arms []struct {
-		Name string `json:"name"`
-	} `json:"arms"`
-	Slots []struct {
-		Index int `json:"index"`
-	} `json:"slots"`
-}
-
 // Summarize describes one run directory.
 func Summarize(dir string) (*Summary, error) {
 	st, err := Open(dir)
@@ -186,52 +175,12 @@ func Summarize(dir string) (*Summary, error) {
 		return nil, fmt.Errorf("read events of %s: %w", dir, err)
 	}
 	switch run.Kind {
-	case "cohort", "":
-		var ph planHead
-		if err := ReadJSON(st.Path(PlanFile), &ph); err != nil {
-			return nil, fmt.Errorf("read plan of %s: %w", dir, err)
-		}
-		if s.Name == "" {
-			s.Name = ph.Name
-		}
-		for _, a := range ph.Arms {
-			s.Arms = append(s.Arms, a.Name)
-		}
-		planned := len(ph.Slots)
-		scored, ended, err := cohortCounts(st, events)
-		if err != nil {
+	case KindCohort, "":
+		if err := summarizeCohort(st, s, events); err != nil {
 			return nil, err
 		}
-		if len(ph.Slots) == 0 {
-			// A plan.json not written by a runner (a fixture, a tool):
-			// the slots and arms are those of the attempt records.
-			if planned, err = fromAttempts(st, s); err != nil {
-				return nil, err
-			}
-		}
-		s.Planned, s.Scored, s.Ended = &planned, &scored, &ended
-		s.State = RunStopped
-		if ended >= planned {
-			s.State = RunComplete
-		}
-	case "screen":
-		s.State = RunStopped
-		done := map[string]bool{}
-		for _, e := range events {
-			switch e.Kind {
-			case "screen_start":
-				var fin, planned int
-				if _, err := fmt.Sscanf(e.Detail, "%d of %d finished", &fin, &planned); err == nil {
-					s.Planned = &planned
-				}
-			case "sample":
-				done[e.Attempt] = true
-			case "screen_end":
-				s.State = RunComplete
-			}
-		}
-		n := len(done)
-		s.Ended = &n
+	case KindScreen:
+		summarizeScreen(s, events)
 	default:
 		s.State = RunStopped
 		if len(events) > 0 {
@@ -247,11 +196,68 @@ func Summarize(dir string) (*Summary, error) {
 	return s, nil
 }
 
-// listEvent is the part of an event a listing reads (no time to parse).
+// summarizeCohort fills s from a cohort's plan and event log: its arms,
+// planned, scored and ended attempts, and whether it completed.
+func summarizeCohort(st *Store, s *Summary, events []listEvent) error {
+	var ph evalctl.Plan
+	if err := ReadJSON(st.Path(PlanFile), &ph); err != nil {
+		return fmt.Errorf("read plan of %s: %w", st.Dir, err)
+	}
+	if s.Name == "" {
+		s.Name = ph.Name
+	}
+	for _, a := range ph.Arms {
+		s.Arms = append(s.Arms, a.Name)
+	}
+	planned := len(ph.Slots)
+	scored, ended, err := cohortCounts(st, events)
+	if err != nil {
+		return err
+	}
+	if len(ph.Slots) == 0 {
+		// A plan.json not written by a runner (a fixture, a tool):
+		// the slots and arms are those of the attempt records.
+		if planned, err = fromAttempts(st, s); err != nil {
+			return err
+		}
+	}
+	s.Planned, s.Scored, s.Ended = &planned, &scored, &ended
+	s.State = RunStopped
+	if ended >= planned {
+		s.State = RunComplete
+	}
+	return nil
+}
+
+// summarizeScreen fills s from a screen's event log: samples planned and
+// ended, and whether the screen reached its end.
+func summarizeScreen(s *Summary, events []listEvent) {
+	s.State = RunStopped
+	done := map[string]bool{}
+	for _, e := range events {
+		switch e.Kind {
+		case evalctl.EventScreenStart:
+			var fin, planned int
+			if _, err := fmt.Sscanf(e.Detail, "%d of %d finished", &fin, &planned); err == nil {
+				s.Planned = &planned
+			}
+		case evalctl.EventSample:
+			done[e.Attempt] = true
+		case evalctl.EventScreenEnd:
+			s.State = RunComplete
+		}
+	}
+	n := len(done)
+	s.Ended = &n
+}
+
+// listEvent is the part of an Event a listing reads: its time is left
+// unparsed, which keeps BenchmarkList1000 about 20% faster than reading
+// whole Events (measured side by side).
 type listEvent struct {
-	Kind    string `json:"kind"`
-	Attempt string `json:"attempt"`
-	Detail  string `json:"detail"`
+	Kind    evalctl.EventKind `json:"kind"`
+	Attempt string            `json:"attempt"`
+	Detail  string            `json:"detail"`
 }
 
 // listEvents reads the event log as Events does (a torn last line is
@@ -286,7 +292,7 @@ func listEvents(st *Store) ([]listEvent, error) {
 func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) {
 	registered := false
 	for _, e := range events {
-		if e.Kind == "registered" {
+		if e.Kind == evalctl.EventRegistered {
 			registered = true
 			break
 		}
@@ -307,13 +313,13 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 		}
 		return scored, ended, nil
 	}
-	last := map[string]string{}
+	last := map[string]evalctl.EventKind{}
 	replaced := map[string]bool{}
 	for _, e := range events {
 		switch e.Kind {
-		case string(evalctl.Completed), string(evalctl.Cancelled), string(evalctl.InfraFailed), string(evalctl.Interrupted), "start":
+		case evalctl.EventCompleted, evalctl.EventCancelled, evalctl.EventInfraFailed, evalctl.EventInterrupted, evalctl.EventStart:
 			last[e.Attempt] = e.Kind
-		case "replace_infra":
+		case evalctl.EventReplaceInfra:
 			if old, ok := strings.CutPrefix(e.Detail, "replaces "); ok {
 				replaced[old] = true
 			}
@@ -324,10 +330,10 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 			continue
 		}
 		switch k {
-		case string(evalctl.Completed):
+		case evalctl.EventCompleted:
 			scored++
 			ended++
-		case string(evalctl.Cancelled), string(evalctl.InfraFailed):
+		case evalctl.EventCancelled, evalctl.EventInfraFailed:
 			ended++
 		}
 	}

@@ -6,13 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/evalctl/evalctl"
 )
 
 // Kinds of run directory, as run.json records them.
 const (
-	KindCohort   = "cohort"
-	KindScreen   = "screen"
-	KindCapacity = "capacity"
+	KindCohort   = evalctl.KindCohort
+	KindScreen   = evalctl.KindScreen
+	KindCapacity = evalctl.KindCapacity
 )
 
 // ErrChanged is returned when a run's registered plan file no longer

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/evalctl/evalctl"
 )
 
 // RestEvent is the kind of the event a runner appends after each rest
 // between attempts (the plan's rest_seconds); its detail is RestDetail's.
 // Reports take rests out of the cohort's wall time.
-const RestEvent = "rest"
+const RestEvent = evalctl.EventRest
 
 // RestDetail is the detail of a rest event: when the rest began and
 // ended, in RFC 3339 with nanoseconds, separated by " to ".

@@ -48,60 +48,24 @@ const (
 // ErrLocked is returned when another process holds the run directory.
 var ErrLocked = errors.New("run directory is in use by another evalctl process")
 
-// Run is the identity of a run, written once at registration.
-type Run struct {
-	ID string `json:"id"`
-	// Name is the plan's (or screen's, probe's) name; the run directory's
-	// name starts with it.
-	Name      string    `json:"name,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	// PlanSHA256 is the SHA-256 of plan.json as written.
-	PlanSHA256     string           `json:"plan_sha256"`
-	Suite          evalctl.SuiteRef `json:"suite"`
-	ImageID        string           `json:"image_id"`
-	EvalctlVersion string           `json:"evalctl_version"`
-	// Kind is "cohort" or "screen".
-	Kind string `json:"kind"`
-	// ArmHashes maps each arm of a cohort to the SHA-256 of its registered
-	// configuration, the same hash every attempt of the arm records.
-	ArmHashes map[string]string `json:"arm_hashes,omitempty"`
-	// ArmOrder lists the cohort's arms in plan order: a report without an
-	// explicit baseline compares every arm with the first.
-	ArmOrder []string `json:"arm_order,omitempty"`
-	// ArmIdentities is each arm's pooling identity: what changes its
-	// behaviour, not where it listened (see ArmIdentity).
-	ArmIdentities map[string]*ArmIdentity `json:"arm_identities,omitempty"`
-	// Preflight is what each endpoint said when it was checked before
-	// registration.
-	Preflight []EndpointCheck `json:"preflight,omitempty"`
-}
-
-// ArmIdentity is what decides whether two runs' attempts of an arm may be
-// pooled: the fields that change behaviour (model, sampling, caps,
-// reasoning, budgets, server profile, the server's build and weights where
-// known), flattened to "field": "value", and the SHA-256 of their
-// canonical JSON. Host and port are left out on purpose: restarting a
-// server on another port does not change what it computes.
-type ArmIdentity struct {
-	SHA256 string            `json:"sha256"`
-	Fields map[string]string `json:"fields"`
-}
-
-// EndpointCheck is one endpoint's preflight: who answered for which arm.
-type EndpointCheck struct {
-	Arm     string                `json:"arm"`
-	BaseURL string                `json:"base_url"`
-	Device  string                `json:"device,omitempty"`
-	Info    *evalctl.EndpointInfo `json:"info"`
-	// Seconds is how long the check took.
-	Seconds float64 `json:"seconds"`
-}
+// The records of run.json and the event log live in the root package;
+// these are runstore's names for them.
+type (
+	Run           = evalctl.Run
+	ArmIdentity   = evalctl.ArmIdentity
+	EndpointCheck = evalctl.EndpointCheck
+	Event         = evalctl.Event
+)
 
 // Store is an open run directory.
 type Store struct {
 	Dir  string
 	mu   sync.Mutex
 	lock *flock.Flock
+	// lost counts the events Log could not write; logErr is the first
+	// such failure.
+	lost   int
+	logErr error
 }
 
 // Open opens an existing run directory without locking it (readers: report,
@@ -270,14 +234,6 @@ func (s *Store) SuiteIDs(attemptID string) ([]string, error) {
 	return ids, nil
 }
 
-// Event is one line of the append-only event log.
-type Event struct {
-	Time    time.Time `json:"time"`
-	Kind    string    `json:"kind"`
-	Attempt string    `json:"attempt,omitempty"`
-	Detail  string    `json:"detail,omitempty"`
-}
-
 // AppendEvent appends one event to events.jsonl and syncs it.
 func (s *Store) AppendEvent(e Event) error {
 	s.mu.Lock()
@@ -302,6 +258,52 @@ func (s *Store) AppendEvent(e Event) error {
 		return fmt.Errorf("event log: %w", err)
 	}
 	return f.Close()
+}
+
+// ErrEventLog is what EventLogErr's error wraps: events of the run
+// could not be written.
+var ErrEventLog = errors.New("event log incomplete")
+
+// EventLogError says how many events Log could not write, and why the
+// first could not.
+type EventLogError struct {
+	Lost  int
+	First error
+}
+
+var _ error = (*EventLogError)(nil)
+
+func (e *EventLogError) Error() string {
+	return fmt.Sprintf("%v: %d event(s) could not be written (the first: %v)", ErrEventLog, e.Lost, e.First)
+}
+
+func (e *EventLogError) Unwrap() []error { return []error{ErrEventLog, e.First} }
+
+// Log appends e to the event log: the one way the runner, screens and
+// probes write events. An event that cannot be written does not stop the
+// step that was recording it (its records are written apart); it is
+// counted, and EventLogErr reports it, which every writer checks at its
+// next boundary and at its end, stopping there resumably. The log is
+// thus never silently incomplete. See docs/records.md.
+func (s *Store) Log(e Event) {
+	if err := s.AppendEvent(e); err != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.lost++
+		if s.logErr == nil {
+			s.logErr = err
+		}
+	}
+}
+
+// EventLogErr is an *EventLogError when Log lost events, else nil.
+func (s *Store) EventLogErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lost == 0 {
+		return nil
+	}
+	return &EventLogError{Lost: s.lost, First: s.logErr}
 }
 
 // Events reads the event log; a torn last line (a crash mid-write) is

@@ -283,7 +283,7 @@ func Summarize(ctx context.Context, inputs []string) (*Document, error) {
 		}
 		seen[run.ID] = in
 		switch run.Kind {
-		case "cohort", "":
+		case runstore.KindCohort, "":
 			err = doc.addCohort(ctx, in, st, run)
 		case screen.KindScreen:
 			err = doc.addScreen(in)
@@ -315,9 +315,7 @@ func uniqueKey[V any](m map[string]V, name, runID string) string {
 }
 
 func planName(st *runstore.Store, fallback string) string {
-	var p struct {
-		Name string `json:"name"`
-	}
+	var p evalctl.Plan
 	if data, err := os.ReadFile(st.Path(runstore.PlanFile)); err == nil {
 		if json.Unmarshal(data, &p) == nil && p.Name != "" {
 			return p.Name
@@ -423,17 +421,6 @@ func gain(v, base *float64) *float64 {
 	return &g
 }
 
-// regradeRecord mirrors regrade.Record (read here without importing the
-// grading side).
-type regradeRecord struct {
-	Kind        string    `json:"kind"`
-	At          time.Time `json:"at"`
-	Suite       string    `json:"suite"`
-	Fingerprint string    `json:"fingerprint"`
-	Attempts    []string  `json:"attempts"`
-	Note        string    `json:"note"`
-}
-
 func (doc *Document) addRegrades(ctx context.Context, dir string, st *runstore.Store, run *runstore.Run) error {
 	files, err := filepath.Glob(st.Path(runstore.RegradesDir, "*.json"))
 	if err != nil {
@@ -453,11 +440,11 @@ func (doc *Document) addRegrades(ctx context.Context, dir string, st *runstore.S
 	}
 	own := tasks.Label(run.Suite.Name, run.Suite.Version)
 	for _, f := range files {
-		var rec regradeRecord
+		var rec evalctl.RegradeRecord
 		if err := runstore.ReadJSON(f, &rec); err != nil {
 			return fmt.Errorf("summarize: %w", err)
 		}
-		if rec.Kind != "regrade" || rec.Suite == "" {
+		if rec.Kind != evalctl.RegradeKind || rec.Suite == "" {
 			return fmt.Errorf("summarize: %s: not a regrade record (kind %q, suite %q)", f, rec.Kind, rec.Suite)
 		}
 		in, err := report.Load(ctx, []string{dir}, rec.Suite)
@@ -473,51 +460,68 @@ func (doc *Document) addRegrades(ctx context.Context, dir string, st *runstore.S
 		}
 		rel, _ := filepath.Rel(dir, f)
 		g := &Regrade{RunIDs: []string{run.ID}, Record: rel, At: rec.At.UTC().Format(time.RFC3339Nano), Suite: rec.Suite,
-			Arms: map[string]*RegradeArm{}}
-		for i := range in.Rows {
-			r := &in.Rows[i]
-			if !want[r.AttemptID] {
-				continue
-			}
-			ra := g.Arms[r.Arm]
-			if ra == nil {
-				ra = &RegradeArm{}
-				g.Arms[r.Arm] = ra
-			}
-			ra.Attempts++
-			if r.Status == report.Scored {
-				ra.Scored++
-				if *r.Functional {
-					ra.Functional++
-				}
-				if *r.Delivered {
-					ra.Delivered++
-				}
-			}
-		}
-		var seenOwn bool
-		unchanged := true
-		for id := range want {
-			grades, err := st.Grades(byID[id], own)
-			if err != nil {
-				return fmt.Errorf("summarize: %w", err)
-			}
-			for _, gr := range grades {
-				if gr == nil {
-					continue
-				}
-				seenOwn = true
-				if gr.GradedAt.After(rec.At) {
-					unchanged = false
-				}
-			}
-		}
-		if seenOwn {
-			g.OriginalResultsUnchanged = &unchanged
+			Arms: regradeArms(in.Rows, want)}
+		if g.OriginalResultsUnchanged, err = ownUnchanged(st, byID, want, own, rec.At); err != nil {
+			return err
 		}
 		doc.Regrades = append(doc.Regrades, g)
 	}
 	return nil
+}
+
+// regradeArms counts, per arm, the rows of the attempts in want and their
+// scored outcomes.
+func regradeArms(rows []report.Row, want map[string]bool) map[string]*RegradeArm {
+	arms := map[string]*RegradeArm{}
+	for i := range rows {
+		r := &rows[i]
+		if !want[r.AttemptID] {
+			continue
+		}
+		ra := arms[r.Arm]
+		if ra == nil {
+			ra = &RegradeArm{}
+			arms[r.Arm] = ra
+		}
+		ra.Attempts++
+		if r.Status == report.Scored {
+			ra.Scored++
+			if *r.Functional {
+				ra.Functional++
+			}
+			if *r.Delivered {
+				ra.Delivered++
+			}
+		}
+	}
+	return arms
+}
+
+// ownUnchanged is whether no grade of the attempts in want under the run's
+// own suite (own) was written after the regrade at; null when they have
+// none.
+func ownUnchanged(st *runstore.Store, byID map[string]*evalctl.Attempt, want map[string]bool, own string, at time.Time) (*bool, error) {
+	var seenOwn bool
+	unchanged := true
+	for id := range want {
+		grades, err := st.Grades(byID[id], own)
+		if err != nil {
+			return nil, fmt.Errorf("summarize: %w", err)
+		}
+		for _, gr := range grades {
+			if gr == nil {
+				continue
+			}
+			seenOwn = true
+			if gr.GradedAt.After(at) {
+				unchanged = false
+			}
+		}
+	}
+	if !seenOwn {
+		return nil, nil
+	}
+	return &unchanged, nil
 }
 
 func (doc *Document) addScreen(dir string) error {

@@ -272,7 +272,7 @@ func (s *Server) build(ctx context.Context, dirs []string, opts report.Options) 
 		if err != nil {
 			return nil, err
 		}
-		if run.Kind != "" && run.Kind != "cohort" {
+		if run.Kind != "" && run.Kind != runstore.KindCohort {
 			return nil, fmt.Errorf("run %s is a %s run: 'evalctl %s report %s' reports it", run.ID, run.Kind, run.Kind, dir)
 		}
 	}
@@ -301,10 +301,16 @@ func (s *Server) build(ctx context.Context, dirs []string, opts report.Options) 
 // its first attempt with one ran against.
 type ArmInfo struct {
 	Name     string                `json:"name"`
-	Settings json.RawMessage       `json:"settings"`
+	Settings evalctl.Arm           `json:"settings"`
 	Endpoint *evalctl.EndpointInfo `json:"endpoint"`
 	// Server is the identity file of a server evalctl started for the arm.
 	Server string `json:"server,omitempty"`
+}
+
+// armsReply is what /api/runs/RUN/arms answers.
+type armsReply struct {
+	Arms     []ArmInfo `json:"arms"`
+	PlanName string    `json:"plan_name"`
 }
 
 func (s *Server) arms(w http.ResponseWriter, r *http.Request) {
@@ -313,10 +319,7 @@ func (s *Server) arms(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, err)
 		return
 	}
-	var plan struct {
-		Name string            `json:"name"`
-		Arms []json.RawMessage `json:"arms"`
-	}
+	var plan evalctl.Plan
 	st, err := runstore.Open(dir)
 	if err == nil {
 		err = runstore.ReadJSON(st.Path(runstore.PlanFile), &plan)
@@ -327,13 +330,9 @@ func (s *Server) arms(w http.ResponseWriter, r *http.Request) {
 	}
 	var out []ArmInfo
 	index := map[string]int{}
-	for _, raw := range plan.Arms {
-		var head struct {
-			Name string `json:"name"`
-		}
-		json.Unmarshal(raw, &head)
-		index[head.Name] = len(out)
-		out = append(out, ArmInfo{Name: head.Name, Settings: raw})
+	for _, a := range plan.Arms {
+		index[a.Name] = len(out)
+		out = append(out, ArmInfo{Name: a.Name, Settings: a})
 	}
 	// Server identity: the first attempt of each arm that recorded one.
 	if entries, err := os.ReadDir(st.Path(runstore.AttemptsDir)); err == nil && len(out) > 0 {
@@ -356,7 +355,7 @@ func (s *Server) arms(w http.ResponseWriter, r *http.Request) {
 	if out == nil {
 		out = []ArmInfo{}
 	}
-	writeJSON(w, map[string]any{"plan_name": plan.Name, "arms": out})
+	writeJSON(w, armsReply{Arms: out, PlanName: plan.Name})
 }
 
 func (s *Server) attempt(w http.ResponseWriter, r *http.Request) {

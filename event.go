@@ -1,0 +1,75 @@
+package evalctl
+
+import "time"
+
+// Event is one line of a run directory's append-only event log
+// (events.jsonl): what happened when, to which attempt, in a few words.
+// Readers count attempts and sessions from it without reading every
+// attempt record.
+type Event struct {
+	Time    time.Time `json:"time"`
+	Kind    EventKind `json:"kind"`
+	Attempt string    `json:"attempt,omitempty"`
+	Detail  string    `json:"detail,omitempty"`
+}
+
+// EventKind says what an event records.
+type EventKind string
+
+// Events of a cohort run. An attempt's end is an event whose kind is the
+// state it ended in (StateEvent): completed, infra_failed, interrupted or
+// cancelled.
+const (
+	// EventRegistered opens the log: detail "plan sha256 SUM, N attempts".
+	EventRegistered EventKind = "registered"
+	// EventResumed starts another runner session on the run.
+	EventResumed EventKind = "resumed"
+	// EventStart is an attempt taken up: detail "slot N ARM CASE REPEAT".
+	EventStart EventKind = "start"
+	// EventCompleted and the next three are an attempt's end.
+	EventCompleted   = EventKind(Completed)
+	EventInfraFailed = EventKind(InfraFailed)
+	EventInterrupted = EventKind(Interrupted)
+	EventCancelled   = EventKind(Cancelled)
+	// EventReplaceInfra is a new attempt for an infrastructure failure's
+	// slot: detail "replaces ID".
+	EventReplaceInfra EventKind = "replace_infra"
+	// EventRest is a rest between attempts (the plan's rest_seconds):
+	// detail "FROM to TO", RFC 3339 with nanoseconds.
+	EventRest EventKind = "rest"
+	// EventGuard is a guard that stopped the run: detail says which.
+	EventGuard EventKind = "guard"
+	// EventEndpointFailing is the circuit breaker stopping the run after
+	// consecutive infrastructure failures on one endpoint.
+	EventEndpointFailing EventKind = "endpoint_failing"
+	// EventEngineDrained is a sandbox engine that stopped answering; the
+	// run went on with the others.
+	EventEngineDrained EventKind = "engine_drained"
+	// EventIdentityFailed is a started model server that would not say
+	// who it is; the work went on without its identity.
+	EventIdentityFailed EventKind = "identity_failed"
+)
+
+// Events of screens and capacity probes.
+const (
+	// EventScreenStart opens a screen session: detail "N of M finished".
+	EventScreenStart EventKind = "screen_start"
+	// EventScreenEnd closes it: detail "N failed".
+	EventScreenEnd EventKind = "screen_end"
+	// EventLegStart, EventLegFailed and EventLegEnd bracket one leg (a
+	// mode and its server).
+	EventLegStart  EventKind = "leg_start"
+	EventLegFailed EventKind = "leg_failed"
+	EventLegEnd    EventKind = "leg_end"
+	// EventSample is one sample taken: Attempt is its key, detail its
+	// state.
+	EventSample EventKind = "sample"
+	// EventCapacityStart and EventCapacity are a capacity probe trying a
+	// size and its result: detail "SIZE: STATE".
+	EventCapacityStart EventKind = "capacity_start"
+	EventCapacity      EventKind = "capacity"
+)
+
+// StateEvent is the kind of the event that records an attempt ending in
+// state s.
+func StateEvent(s State) EventKind { return EventKind(s) }
