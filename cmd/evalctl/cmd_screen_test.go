@@ -70,7 +70,7 @@ func TestScreenAndCapacityCommands(t *testing.T) {
 		{"not a screen", []string{"screen", "report", t.TempDir()}, 2, nil, "not a run directory"},
 		{"capacity without contexts", []string{"capacity", "--profile", "p.yaml"}, 2, nil, "--contexts"},
 		{"capacity bad size", []string{"capacity", "--profile", "p.yaml", "--contexts", "8k"}, 2, nil, `"8k" is not a context size`},
-		{"capacity of a screen", []string{"capacity", "report", dir}, 1, nil, `is a "screen" run, not a capacity probe`},
+		{"capacity of a screen", []string{"capacity", "report", dir}, 2, nil, `is a "screen" run, not a capacity probe`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
