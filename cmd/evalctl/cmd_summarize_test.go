@@ -32,6 +32,13 @@ func TestSummarizeAndRerunCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("EVALCTL_RUNS", root)
+	// A run by its name or a prefix, as every command takes one.
+	for _, name := range []string{"dev24", "dev2"} {
+		code, out, errs := runCmd("summarize", name)
+		if code != 0 || !strings.Contains(out, `"decode_tps": 62.357151060397875`) {
+			t.Errorf("summarize %s: exit %d %s", name, code, errs)
+		}
+	}
 	for _, tt := range []struct {
 		args []string
 		code int
