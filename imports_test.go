@@ -31,7 +31,7 @@ const anything = "*"
 var allowed = map[string][]string{
 	// The commands: nothing imports them.
 	"cmd/evalctl":              {anything},
-	"cmd/evalctl/internal/cli": {"", "results/runstore"},
+	"cmd/evalctl/internal/cli": {"", "results/runstore", "internal/yamlcheck"},
 
 	// orchestrator: runs cohorts and screens, talks to model servers.
 	"orchestrator/demo": {"", "orchestrator", "results/report", "orchestrator/scripted", "sandbox", "tasks"},
@@ -55,7 +55,7 @@ var allowed = map[string][]string{
 	"results/inspect":    {"", "results/runstore", "orchestrator/transcript", "tasks"},
 	"results/report":     {"", "results/runstore", "tasks"},
 	"results/reporttest": {"", "results/runstore", "tasks"},
-	"results/runstore":   {"", "tasks"},
+	"results/runstore":   {"", "tasks", "internal/yamlcheck"},
 
 	// grader: grades answers in the sandbox.
 	"grader/regrade":  {"", "grader", "results/runstore", "sandbox", "tasks"},

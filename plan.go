@@ -51,8 +51,9 @@ type Plan struct {
 type Repeat struct {
 	// Label names the repeat (e.g. repeat-1).
 	Label string `json:"label" yaml:"label"`
-	// Seed is sent with every request of the repeat's attempts.
-	Seed int64 `json:"seed" yaml:"seed"`
+	// Seed is sent with every request of the repeat's attempts ('run
+	// --check' warns of a repeat that leaves it out).
+	Seed int64 `json:"seed" yaml:"seed" default:"0"`
 }
 
 // Arm is a named configuration of the agent and its endpoint.
@@ -73,13 +74,12 @@ type Arm struct {
 	// Extra fields merged as they are into every request body (e.g.
 	// chat_template_kwargs).
 	Extra map[string]any `json:"extra,omitempty" yaml:"extra"`
-	// Budgets bound each attempt (defaults: 1800 s, 65536 tokens, 120 tool
-	// calls, 120 s per command).
+	// Budgets bound each attempt (unset ones take the plan's
+	// defaults.budgets, else their own defaults).
 	Budgets Budgets `json:"budgets" yaml:"budgets"`
-	// Stream asks for server-sent events (default true), which gives time
-	// to first token and client-measured decode time where servers send no
-	// timings.
-	Stream *bool `json:"stream,omitempty" yaml:"stream"`
+	// Stream asks for server-sent events, which gives time to first token
+	// and client-measured decode time where servers send no timings.
+	Stream *bool `json:"stream,omitempty" yaml:"stream" default:"true"`
 	// Profile is a server profile file that starts the model server for
 	// this arm (its base URL then comes from the started server); its
 	// SHA-256 is part of the arm, so editing it changes the arm's hash.
@@ -104,10 +104,9 @@ type Endpoint struct {
 	// APIKeyEnv names the environment variable holding the API key; the key
 	// itself is never written to disk.
 	APIKeyEnv string `json:"api_key_env,omitempty" yaml:"api_key_env"`
-	// TimeoutSeconds bounds one model request (default
-	// DefaultRequestTimeoutSeconds); a request it ends is the server's
-	// failure (server_error), scored, its tokens unknown.
-	TimeoutSeconds float64 `json:"timeout_seconds,omitempty" yaml:"timeout_seconds"`
+	// TimeoutSeconds bounds one model request; a request it ends is the
+	// server's failure (server_error), scored, its tokens unknown.
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty" yaml:"timeout_seconds" default:"1800"`
 	// Device names the hardware the endpoint runs on ("gpu0", "box-b").
 	// Arms on different devices may run side by side (concurrency then
 	// counts per device); arms without a device share one, the safe
@@ -141,10 +140,6 @@ func (a *Arm) Replicas() []Replica {
 	return []Replica{{BaseURL: a.Endpoint.BaseURL, Device: a.Endpoint.Device}}
 }
 
-// DefaultRequestTimeoutSeconds bounds a model request when the arm names no
-// timeout_seconds.
-const DefaultRequestTimeoutSeconds = 1800
-
 // Sampling settings; nil leaves the server's default.
 type Sampling struct {
 	// Temperature of sampling.
@@ -169,31 +164,31 @@ type Reasoning struct {
 }
 
 // Budgets per attempt, and the per-command timeout. An unset budget takes
-// the plan's defaults (then DefaultBudgets); an explicit 0 means no limit
-// where the agent can run without one.
+// the plan's defaults, then its default tag (the loader applies them); an
+// explicit 0 means no limit where the agent can run without one.
 type Budgets struct {
-	// WallSeconds bounds an attempt's wall time (default 1800; 0: no
-	// limit).
-	WallSeconds *float64 `json:"wall_seconds" yaml:"wall_seconds" range:"0,"`
+	// WallSeconds bounds an attempt's wall time (0: no limit).
+	WallSeconds *float64 `json:"wall_seconds" yaml:"wall_seconds" range:"0," default:"1800"`
 	// GeneratedTokens bounds the tokens an attempt generates, as the server
-	// counts them (default 65536; 0: no limit).
-	GeneratedTokens *int64 `json:"generated_tokens" yaml:"generated_tokens" range:"0,"`
-	// ToolCalls bounds an attempt's tool calls (default 120; 0: no limit).
-	ToolCalls *int `json:"tool_calls" yaml:"tool_calls" range:"0,"`
+	// counts them (0: no limit).
+	GeneratedTokens *int64 `json:"generated_tokens" yaml:"generated_tokens" range:"0," default:"65536"`
+	// ToolCalls bounds an attempt's tool calls (0: no limit).
+	ToolCalls *int `json:"tool_calls" yaml:"tool_calls" range:"0," default:"120"`
 	// CommandTimeoutSeconds is the timeout of one command the agent runs
-	// when the model names none (default 120; at least 1: a command always
-	// has a timeout). The bash tool tells the model this value.
-	CommandTimeoutSeconds *float64 `json:"command_timeout_seconds" yaml:"command_timeout_seconds"`
+	// when the model names none (at least 1: a command always has a
+	// timeout). The bash tool tells the model this value.
+	CommandTimeoutSeconds *float64 `json:"command_timeout_seconds" yaml:"command_timeout_seconds" default:"120"`
 }
 
 // Order says how attempts are ordered.
 type Order struct {
-	// Policy is "interleaved" (a seeded shuffle of case x repeat blocks,
-	// each block running every arm in a shuffled order) or "sequential".
-	Policy string `json:"policy" yaml:"policy"`
+	// Policy is interleaved (a seeded shuffle of case x repeat blocks,
+	// each block running every arm in a shuffled order) or sequential
+	// (arm after arm).
+	Policy string `json:"policy" yaml:"policy" enum:"interleaved,sequential" default:"interleaved"`
 	// Seed fixes the interleaved order, so a plan always runs in the same
 	// order.
-	Seed int64 `json:"seed" yaml:"seed"`
+	Seed int64 `json:"seed" yaml:"seed" default:"0"`
 }
 
 // Guards stop a cohort cleanly between attempts; it can be resumed later.
@@ -205,14 +200,10 @@ type Guards struct {
 	// directory unless absolute).
 	StopFile string `json:"stop_file,omitempty" yaml:"stop_file"`
 	// MaxConsecutiveInfraFailures stops the run (resumable) when that many
-	// attempts in a row on one endpoint end as infrastructure failures
-	// (0: the default, DefaultMaxConsecutiveInfraFailures).
-	MaxConsecutiveInfraFailures int `json:"max_consecutive_infra_failures,omitempty" yaml:"max_consecutive_infra_failures"`
+	// attempts in a row on one endpoint end as infrastructure failures (0
+	// means the default).
+	MaxConsecutiveInfraFailures int `json:"max_consecutive_infra_failures,omitempty" yaml:"max_consecutive_infra_failures" range:"0," default:"3"`
 }
-
-// DefaultMaxConsecutiveInfraFailures is the circuit breaker's default: three
-// infrastructure failures in a row on one endpoint stop the run.
-const DefaultMaxConsecutiveInfraFailures = 3
 
 // Slot is one planned attempt.
 type Slot struct {
@@ -221,12 +212,6 @@ type Slot struct {
 	Case   string `json:"case"`
 	Repeat string `json:"repeat"`
 	Seed   int64  `json:"seed"`
-}
-
-// DefaultBudgets are the per-attempt budgets an arm's unset budgets take.
-func DefaultBudgets() Budgets {
-	wall, tokens, calls, cmd := 1800.0, int64(65536), 120, 120.0
-	return Budgets{WallSeconds: &wall, GeneratedTokens: &tokens, ToolCalls: &calls, CommandTimeoutSeconds: &cmd}
 }
 
 // Arm returns the arm of that name, or nil.
@@ -275,8 +260,8 @@ type SandboxHost struct {
 	// instead of the user's (its key, known hosts, port; relative to the
 	// file naming it).
 	SSHConfig string `json:"ssh_config,omitempty" yaml:"ssh_config"`
-	// Capacity is how many containers run on the engine at once (default 1).
-	Capacity int `json:"capacity" yaml:"capacity" range:"1,"`
+	// Capacity is how many containers run on the engine at once.
+	Capacity int `json:"capacity" yaml:"capacity" range:"1," default:"1"`
 	// Machine is the device label (an endpoint's or replica's device) of
 	// the machine the engine runs on: agent containers of attempts on that
 	// device go here first.
@@ -330,7 +315,7 @@ const (
 // ContextStrategy is an arm's choice of how the corpus reaches the model.
 type ContextStrategy struct {
 	// Name is full, cropped or retrieved.
-	Name string `json:"strategy" yaml:"strategy"`
+	Name string `json:"strategy" yaml:"strategy" enum:"full,cropped,retrieved"`
 	// Tokens is the budget of cropped and retrieved (input tokens of the
 	// corpus part of the prompt, as the endpoint counts them).
 	Tokens int `json:"tokens,omitempty" yaml:"tokens"`

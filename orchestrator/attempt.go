@@ -179,7 +179,7 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		return attemptOutcome{infra: err}
 	}
 	defer tf.Close()
-	stream := arm.Stream == nil || *arm.Stream
+	stream := streams(arm)
 	loop, err := agent.New(agent.Config{
 		Model: client, ModelName: arm.Endpoint.Model, Params: armParams(arm, a.Seed), NoStream: !stream,
 		Sandbox: box, Transcript: io.MultiWriter(tf, r.prog.transcriptTap(a)), CommandTimeout: seconds(*arm.Budgets.CommandTimeoutSeconds),

@@ -1,11 +1,13 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/telemetry"
@@ -46,14 +48,16 @@ func (r Request) Do(ctx context.Context, c evalctl.Console) error {
 	if r.Cancel != "" {
 		return CancelRun(ctx, runstore.Root(), r.Cancel, c.Stdout)
 	}
-	plan, suite, err := r.LoadPlan()
+	plan, suite, warnings, err := r.LoadPlan()
 	if err != nil {
 		return err
 	}
 	if r.Check {
+		WriteWarnings(c.Stdout, warnings)
 		_, err := Check(ctx, plan, suite, c.Stdout)
 		return err
 	}
+	WriteWarnings(c.Stderr, warnings)
 	if r.Resume != "" {
 		if r.Resume, err = runstore.ResolveCohort(runstore.Root(), r.Resume); err != nil {
 			return err
@@ -82,16 +86,26 @@ func (r Request) Do(ctx context.Context, c evalctl.Console) error {
 // RerunRequest is what 'evalctl rerun' asks for: one attempt run again
 // with exactly the named settings of its arm changed.
 type RerunRequest struct {
-	Attempt string   // RUNDIR/attempts/ID
+	// Attempt names the attempt in any form runstore.FindAttempt takes
+	// (an id, a unique prefix, RUNDIR/attempts/ID, RUN ARM CASE REPEAT),
+	// looked up under Root.
+	Attempt []string
+	Root    string
 	Sets    []string // FIELD=VALUE
 	Label   string   // the rerun arm's name ("": the original's + "-rerun")
 	Out     string   // directory under which the run directory is created
+	Format  string   // of the side-by-side: table or json
 }
 
 // Do runs the rerun on the local engine and prints its directory and
 // its comparison with the original.
 func (r RerunRequest) Do(ctx context.Context, c evalctl.Console) error {
-	if err := CheckRerun(r.Attempt, r.Sets, r.Label); err != nil {
+	dir, id, err := runstore.FindAttempt(runstore.AttemptQuery{Args: r.Attempt, Root: r.Root})
+	if err != nil {
+		return err
+	}
+	attempt := filepath.Join(dir, runstore.AttemptsDir, id)
+	if err := CheckRerun(attempt, r.Sets, r.Label); err != nil {
 		return err
 	}
 	eng, err := sandbox.Connect(ctx)
@@ -100,7 +114,7 @@ func (r RerunRequest) Do(ctx context.Context, c evalctl.Console) error {
 	}
 	defer eng.Close()
 	res, err := Rerun(ctx, Options{OutDir: r.Out, Engine: eng, Temperature: &telemetry.Thermal{},
-		Progress: c.Stderr, Live: c.Live}, r.Attempt, r.Sets, r.Label)
+		Progress: c.Stderr, Live: c.Live}, attempt, r.Sets, r.Label)
 	if res == nil {
 		return err
 	}
@@ -108,7 +122,7 @@ func (r RerunRequest) Do(ctx context.Context, c evalctl.Console) error {
 	if err != nil {
 		return err
 	}
-	fill, err := report.ShowRerun(res.Dir, "table")
+	fill, err := report.ShowRerun(res.Dir, cmp.Or(r.Format, "table"))
 	if err != nil {
 		return err
 	}
@@ -150,14 +164,15 @@ func (r Request) Validate() error {
 	return nil
 }
 
-// LoadPlan loads the request's plan and suite (none when it resumes); a
-// mistake in the plan is a usage error (see PlanUsage).
-func (r Request) LoadPlan() (*Plan, *tasks.Suite, error) {
+// LoadPlan loads the request's plan and suite (none when it resumes) and
+// says what the plan leaves to chance; a mistake in the plan is a usage
+// error (see PlanUsage).
+func (r Request) LoadPlan() (*Plan, *tasks.Suite, []PlanWarning, error) {
 	if r.PlanFile == "" {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	plan, suite, err := LoadPlan(r.PlanFile)
-	return plan, suite, PlanUsage(err)
+	plan, suite, warnings, err := loadPlan(r.PlanFile)
+	return plan, suite, warnings, PlanUsage(err)
 }
 
 // PlanUsage marks a mistake in a plan (*PlanError) as a usage error whose

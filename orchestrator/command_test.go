@@ -44,16 +44,16 @@ func TestRequestValidate(t *testing.T) {
 func TestRequestLoadPlan(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "plan.yaml")
 	os.WriteFile(bad, []byte("name: x\narmz: []\n"), 0o644)
-	_, _, err := Request{PlanFile: bad}.LoadPlan()
+	_, _, _, err := Request{PlanFile: bad}.LoadPlan()
 	var ue *evalctl.UsageError
 	var pe *PlanError
 	if !errors.As(err, &ue) || !errors.As(err, &pe) || ue.See != "every plan field: 'evalctl run --help-plan'" || !strings.Contains(err.Error(), bad) {
 		t.Errorf("bad plan: %v (%#v)", err, ue)
 	}
-	if p, s, err := (Request{PlanFile: "../examples/full.yaml"}).LoadPlan(); err != nil || p == nil || s == nil {
+	if p, s, _, err := (Request{PlanFile: "../examples/full.yaml"}).LoadPlan(); err != nil || p == nil || s == nil {
 		t.Errorf("example plan: %v", err)
 	}
-	if p, s, err := (Request{Resume: "r"}).LoadPlan(); p != nil || s != nil || err != nil {
+	if p, s, _, err := (Request{Resume: "r"}).LoadPlan(); p != nil || s != nil || err != nil {
 		t.Errorf("resume loaded a plan: %v %v %v", p, s, err)
 	}
 	if err := PlanUsage(errors.New("disk full")); errors.As(err, &ue) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -24,8 +25,8 @@ type planYAML struct {
 	// SuiteFingerprint, when given, must equal the suite's fingerprint
 	// ('evalctl cases fingerprint'): the run refuses a suite that changed.
 	SuiteFingerprint string `yaml:"suite_fingerprint"`
-	// Cases is "all" (the default) or a list of case names of the suite.
-	Cases yaml.Node `yaml:"cases"`
+	// Cases is all, or a list of case names of the suite.
+	Cases yaml.Node `yaml:"cases" default:"all" yamltype:"all, or a list of case names"`
 	// Repeats are the repeat labels, each with its seed (required, at least
 	// one): the same label runs with the same seed in every arm, so attempts
 	// pair up across arms. Seeds must differ.
@@ -36,10 +37,10 @@ type planYAML struct {
 	// Order says how attempts are ordered.
 	Order Order `yaml:"order"`
 	// RestSeconds is a pause between attempts (the GPU cools down).
-	RestSeconds float64 `yaml:"rest_seconds" range:"0,"`
-	// Concurrency is the number of attempts run at once (default 1); arms
+	RestSeconds float64 `yaml:"rest_seconds" range:"0," default:"0"`
+	// Concurrency is the number of attempts run at once per device; arms
 	// that start their own server need 1.
-	Concurrency int `yaml:"concurrency" range:"1,"`
+	Concurrency int `yaml:"concurrency" range:"1," default:"1"`
 	// Guards stop the run cleanly between attempts; resume it later.
 	Guards Guards `yaml:"guards"`
 	// SandboxHosts are the Docker Engines that run agent and grading
@@ -56,8 +57,9 @@ type armRef struct {
 	// the entry holds nothing else.
 	File string `yaml:"file"`
 	Arm  `yaml:",inline"`
-	// Sweep expands the arm into one arm per value (see expandSweeps).
-	Sweep sweepAxes `yaml:"sweep"`
+	// Sweep expands the arm into one arm per value of a setting (one axis),
+	// or per combination of values (a list of axes: a grid).
+	Sweep sweepAxes `yaml:"sweep" yamltype:"mapping (one axis), or a list of mappings (a grid)"`
 }
 
 // armDefault holds budgets applied to arms that leave them unset.
@@ -86,39 +88,185 @@ func (e *PlanError) Error() string {
 	return fmt.Sprintf("%s: %s: %s", loc, e.Field, e.Msg)
 }
 
+// PlanErrors are every mistake found in a plan (and the files it names),
+// in file and line order: a plan is fixed in one go, not one try per
+// mistake. errors.As finds the first *PlanError in it.
+type PlanErrors []*PlanError
+
+func (l PlanErrors) Error() string {
+	lines := make([]string, len(l))
+	for i, e := range l {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Errors lists the mistakes one by one (the command line prints one line
+// for each).
+func (l PlanErrors) Errors() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
+func (l PlanErrors) Unwrap() []error { return l.Errors() }
+
+// planCheck gathers a plan's mistakes. Checks of a field the decoder
+// already found wrong, or of an arm whose file did not load, are dropped:
+// they would repeat the mistake or report the unset value left behind.
+type planCheck struct {
+	file string
+	doc  *yamlcheck.Doc // nil for a plan built as a Go value
+	errs PlanErrors
+	// skip holds field paths whose checks are dropped.
+	skip map[string]bool
+	// armDocs are the arm files by the arm's field path ("arms[1]"): a
+	// check of a field an arm file got wrong is dropped too.
+	armDocs map[string]*yamlcheck.Doc
+}
+
+func newPlanCheck(file string, doc *yamlcheck.Doc) *planCheck {
+	return &planCheck{file: file, doc: doc, skip: map[string]bool{}, armDocs: map[string]*yamlcheck.Doc{}}
+}
+
+// bad records a mistake with the field at path; one of an arm read from
+// its own file is placed in that file.
+func (c *planCheck) bad(field, format string, a ...any) {
+	if c.doc.Reported(field) {
+		return
+	}
+	file, doc, at, msg := c.file, c.doc, field, fmt.Sprintf(format, a...)
+	for p := field; p != ""; p = parentField(p) {
+		if c.skip[p] {
+			return
+		}
+		if d := c.armDocs[p]; d != nil {
+			file, doc, at = d.File, d, strings.TrimPrefix(field, p+".")
+			msg += fmt.Sprintf(" (%s of %s)", p, filepath.Base(c.file))
+		}
+	}
+	if doc != c.doc && doc.Reported(at) {
+		return
+	}
+	c.errs = append(c.errs, &PlanError{File: file, Field: at, Line: doc.Line(at), Msg: msg})
+}
+
+// add records err: each *PlanError it holds as it is (placed on its line
+// when it names none in the plan file), anything else as a mistake with
+// field.
+func (c *planCheck) add(field string, err error) {
+	var list PlanErrors
+	var pe *PlanError
+	switch {
+	case err == nil:
+	case errors.As(err, &list):
+		for _, e := range list {
+			c.add(field, e)
+		}
+	case errors.As(err, &pe):
+		if pe.Line == 0 && pe.File == c.file {
+			if c.doc.Reported(pe.Field) {
+				return
+			}
+			pe.Line = c.doc.Line(pe.Field)
+		}
+		c.errs = append(c.errs, pe)
+	default:
+		c.bad(field, "%v", err)
+	}
+}
+
+// err is nil, the one *PlanError, or PlanErrors in file and line order.
+func (c *planCheck) err() error {
+	switch len(c.errs) {
+	case 0:
+		return nil
+	case 1:
+		return c.errs[0]
+	}
+	sort.SliceStable(c.errs, func(i, j int) bool {
+		if c.errs[i].File != c.errs[j].File {
+			return c.errs[i].File < c.errs[j].File
+		}
+		return c.errs[i].Line < c.errs[j].Line
+	})
+	return c.errs
+}
+
+func parentField(p string) string {
+	if i := strings.LastIndexAny(p, ".["); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
 // decodeYAML reads a plan or arm file through yamlcheck: unknown fields
 // with "did you mean", values of the wrong type, ranges, tabs and broken
-// indentation are reported with the field path and the line.
+// indentation are reported with the field path and the line, every one of
+// them. The Doc comes back with the mistakes when the file parsed, v
+// holding what decoded, so the loader may check the rest.
 func decodeYAML(file string, v any) (*yamlcheck.Doc, error) {
 	doc, err := yamlcheck.DecodeFile(file, v)
+	var list yamlcheck.Errors
 	var ye *yamlcheck.Error
-	if errors.As(err, &ye) {
-		return nil, &PlanError{File: ye.File, Line: ye.Line, Field: ye.Field, Msg: ye.Msg}
+	switch {
+	case err == nil:
+		return doc, nil
+	case errors.As(err, &list):
+		out := make(PlanErrors, len(list))
+		for i, e := range list {
+			out[i] = &PlanError{File: e.File, Line: e.Line, Field: e.Field, Msg: e.Msg}
+		}
+		return doc, out
+	case errors.As(err, &ye):
+		return doc, &PlanError{File: ye.File, Line: ye.Line, Field: ye.Field, Msg: ye.Msg}
 	}
-	if err != nil {
-		return nil, &PlanError{File: file, Msg: err.Error()}
-	}
-	return doc, nil
+	return nil, &PlanError{File: file, Msg: err.Error()}
 }
 
 // LoadPlan reads, validates and resolves a plan file. Every problem is
-// reported before anything runs, naming the file and the field.
+// reported before anything runs, naming the file, the line and the field:
+// all of them at once (PlanErrors), not only the first.
 func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
+	p, suite, _, err := loadPlan(file)
+	return p, suite, err
+}
+
+// loadPlan is LoadPlan that also says what the plan leaves to chance
+// (warnings 'run --check' prints).
+func loadPlan(file string) (*Plan, *tasks.Suite, []PlanWarning, error) {
 	var py planYAML
 	doc, err := decodeYAML(file, &py)
-	if err != nil {
-		return nil, nil, err
+	if doc == nil {
+		return nil, nil, nil, err
 	}
-	bad := func(field, format string, a ...any) error {
-		return &PlanError{File: file, Field: field, Line: doc.Line(field), Msg: fmt.Sprintf(format, a...)}
-	}
+	c := newPlanCheck(file, doc)
+	c.add("", err)
 	base := filepath.Dir(file)
 	p := &Plan{Name: py.Name, RestSeconds: py.RestSeconds, Concurrency: py.Concurrency, Guards: py.Guards, Order: py.Order}
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
+	suite := loadPlanSuite(c, base, &py, p)
+	p.Repeats = py.Repeats
+	armFields := loadArms(c, base, &py, p)
+	c.add("sandbox_hosts", checkSandboxHosts(file, "sandbox_hosts", doc.Line, py.SandboxHosts))
+	p.SandboxHosts = py.SandboxHosts
+	resolve(p, armFields, c)
+	if err := c.err(); err != nil {
+		return nil, nil, nil, err
+	}
+	return p, suite, planWarnings(doc, file, p, armFields), nil
+}
+
+// loadPlanSuite loads the plan's suite and its cases; nil when the suite
+// does not load (its cases are then left unchecked).
+func loadPlanSuite(c *planCheck, base string, py *planYAML, p *Plan) *tasks.Suite {
 	if py.Suite == "" {
-		return nil, nil, bad("suite", "is required (the suite directory)")
+		c.bad("suite", "is required (the suite directory)")
+		return nil
 	}
 	suiteDir := py.Suite
 	if !filepath.IsAbs(suiteDir) {
@@ -126,101 +274,135 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 	}
 	suite, err := tasks.LoadSuite(suiteDir)
 	if err != nil {
-		return nil, nil, bad("suite", "%v", err)
+		c.bad("suite", "%v", err)
+		return nil
 	}
 	p.SuiteDir, p.SuiteFingerprint = suite.Dir, suite.Fingerprint
 	if py.SuiteFingerprint != "" && py.SuiteFingerprint != suite.Fingerprint {
-		return nil, nil, bad("suite_fingerprint", "the suite's fingerprint is %s, the plan expects %s: the suite changed", suite.Fingerprint, py.SuiteFingerprint)
+		c.bad("suite_fingerprint", "the suite's fingerprint is %s, the plan expects %s: the suite changed", suite.Fingerprint, py.SuiteFingerprint)
 	}
 	switch {
 	case py.Cases.Kind == 0 || (py.Cases.Kind == yaml.ScalarNode && py.Cases.Value == "all"):
-		for _, c := range suite.Cases {
-			p.Cases = append(p.Cases, c.Name)
+		for _, cs := range suite.Cases {
+			p.Cases = append(p.Cases, cs.Name)
 		}
 	case py.Cases.Kind == yaml.SequenceNode:
 		var names []string
 		if err := py.Cases.Decode(&names); err != nil {
-			return nil, nil, bad("cases", "line %d: %v", py.Cases.Line, err)
+			c.bad("cases", "%v", err)
+			break
 		}
-		seen := map[string]bool{}
-		for i, n := range names {
-			if suite.Case(n) == nil {
-				return nil, nil, bad(fmt.Sprintf("cases[%d]", i), "suite %s has no case %q (line %d)", suite.ID(), n, py.Cases.Line)
-			}
-			if seen[n] {
-				return nil, nil, bad(fmt.Sprintf("cases[%d]", i), "duplicate case %q", n)
-			}
-			seen[n] = true
-			p.Cases = append(p.Cases, n)
-		}
+		p.Cases = checkCases(c, suite, names)
 	default:
-		return nil, nil, bad("cases", "line %d: must be \"all\" or a list of case names", py.Cases.Line)
+		c.bad("cases", "must be \"all\" or a list of case names")
 	}
-	p.Repeats = py.Repeats
+	return suite
+}
+
+// checkCases refuses case names the suite has not, and names given twice.
+func checkCases(c *planCheck, suite *tasks.Suite, names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for i, n := range names {
+		switch {
+		case suite.Case(n) == nil:
+			var known []string
+			for _, cs := range suite.Cases {
+				known = append(known, cs.Name)
+			}
+			msg := fmt.Sprintf("suite %s has no case %q", suite.ID(), n)
+			if s := yamlcheck.Suggest(n, known); s != "" {
+				msg += fmt.Sprintf("; did you mean %q?", s)
+			}
+			c.bad(fmt.Sprintf("cases[%d]", i), "%s", msg)
+		case seen[n]:
+			c.bad(fmt.Sprintf("cases[%d]", i), "duplicate case %q", n)
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out
+}
+
+// loadArms expands sweeps, reads arm files and server profiles, and fills
+// the plan's default budgets; it returns each arm's field path.
+func loadArms(c *planCheck, base string, py *planYAML, p *Plan) []string {
 	if len(py.Arms) == 0 {
-		return nil, nil, bad("arms", "lists no arm")
+		c.bad("arms", "lists no arm")
+		return nil
 	}
-	armRefs, armFields, sweeps, err := expandSweeps(file, base, py.Arms)
+	armRefs, armFields, sweeps, err := expandSweeps(c.file, base, py.Arms)
 	if err != nil {
-		return nil, nil, err
+		c.add("arms", err)
+		return nil
 	}
 	p.Sweeps = sweeps
 	if py.Defaults != nil {
-		if c := py.Defaults.Budgets.CommandTimeoutSeconds; c != nil && *c < 1 {
-			return nil, nil, bad("defaults.budgets.command_timeout_seconds", "%v: a command the agent runs always has a timeout, so 0 cannot mean no limit; give at least 1 second (default 120)", *c)
+		if v := py.Defaults.Budgets.CommandTimeoutSeconds; v != nil && *v < 1 {
+			c.bad("defaults.budgets.command_timeout_seconds", "%v: a command the agent runs always has a timeout, so 0 cannot mean no limit; give at least 1 second (default 120)", *v)
 		}
 	}
 	for i, ref := range armRefs {
-		field := armFields[i]
-		arm := ref.Arm
-		if ref.File != "" {
-			if ref.Arm.Name != "" || !reflect.DeepEqual(ref.Arm.Endpoint, Endpoint{}) {
-				return nil, nil, bad(field+".file", "an arm comes either from a file or inline, not both")
-			}
-			af := ref.File
-			if !filepath.IsAbs(af) {
-				af = filepath.Join(base, af)
-			}
-			var fromFile Arm
-			if _, err := decodeYAML(af, &fromFile); err != nil {
-				return nil, nil, bad(field+".file", "%v", err)
-			}
-			arm = fromFile
-		}
-		if arm.Profile != "" {
-			if !filepath.IsAbs(arm.Profile) {
-				arm.Profile = filepath.Join(base, arm.Profile)
-			}
-			prof, err := serving.LoadProfile(arm.Profile)
-			if err != nil {
-				return nil, nil, bad(field+".profile", "%v", err)
-			}
-			if arm.Endpoint.BaseURL != "" {
-				return nil, nil, bad(field+".endpoint.base_url", "an arm with a server profile gets its URL from the started server; leave base_url out")
-			}
-			arm.ProfileSHA256 = prof.SHA256
-			if arm.Endpoint.Device == "" {
-				arm.Endpoint.Device = prof.Device
-			}
-			if _, err := prof.OwnVars(arm.ProfileVars); err != nil {
-				return nil, nil, bad(field+".profile_vars", "%v", err)
-			}
-		} else if len(arm.ProfileVars) > 0 {
-			return nil, nil, bad(field+".profile_vars", "set without a server profile")
+		arm, ok := loadArm(c, base, armFields[i], ref)
+		if !ok {
+			c.skip[armFields[i]] = true
 		}
 		if py.Defaults != nil {
 			arm.Budgets = fillBudgets(arm.Budgets, py.Defaults.Budgets)
 		}
 		p.Arms = append(p.Arms, arm)
 	}
-	if err := checkSandboxHosts(file, "sandbox_hosts", doc.Line, py.SandboxHosts); err != nil {
-		return nil, nil, err
+	return armFields
+}
+
+// loadArm reads one arm (inline or from its file) and its server profile;
+// ok is false when the arm could not be read, so its checks are left out.
+func loadArm(c *planCheck, base, field string, ref armRef) (Arm, bool) {
+	arm := ref.Arm
+	if ref.File != "" {
+		if ref.Arm.Name != "" || !reflect.DeepEqual(ref.Arm.Endpoint, Endpoint{}) {
+			c.bad(field+".file", "an arm comes either from a file or inline, not both")
+			return arm, false
+		}
+		af := ref.File
+		if !filepath.IsAbs(af) {
+			af = filepath.Join(base, af)
+		}
+		var fromFile Arm
+		doc, err := decodeYAML(af, &fromFile)
+		if doc == nil {
+			c.bad(field+".file", "%v", err) // unread, or not YAML
+			return fromFile, false
+		}
+		c.add(field+".file", err) // each mistake in the arm file
+		c.armDocs[field] = doc
+		arm = fromFile
 	}
-	p.SandboxHosts = py.SandboxHosts
-	if err := resolve(p, suite, armFields, bad); err != nil {
-		return nil, nil, err
+	if arm.Profile == "" {
+		if len(arm.ProfileVars) > 0 {
+			c.bad(field+".profile_vars", "set without a server profile")
+		}
+		return arm, true
 	}
-	return p, suite, nil
+	if !filepath.IsAbs(arm.Profile) {
+		arm.Profile = filepath.Join(base, arm.Profile)
+	}
+	prof, err := serving.LoadProfile(arm.Profile)
+	if err != nil {
+		c.bad(field+".profile", "%v", err)
+		return arm, true
+	}
+	if arm.Endpoint.BaseURL != "" {
+		c.bad(field+".endpoint.base_url", "an arm with a server profile gets its URL from the started server; leave base_url out")
+	}
+	arm.ProfileSHA256 = prof.SHA256
+	if arm.Endpoint.Device == "" {
+		arm.Endpoint.Device = prof.Device
+	}
+	if _, err := prof.OwnVars(arm.ProfileVars); err != nil {
+		c.bad(field+".profile_vars", "%v", err)
+	}
+	return arm, true
 }
 
 // NewPlan resolves a plan built as a Go value against its suite, as
@@ -229,51 +411,39 @@ func LoadPlan(file string) (*Plan, *tasks.Suite, error) {
 // concurrency take their defaults, every field is checked, and the order
 // of attempts is realised. Paths in arms (Profile) must be absolute;
 // server profiles are not loaded (a plan with profiles comes from a file).
-// Errors are *PlanError naming the field.
+// Errors are *PlanError (or PlanErrors) naming the field.
 func NewPlan(p Plan, suite *tasks.Suite) (*Plan, error) {
-	bad := func(field, format string, a ...any) error {
-		return &PlanError{File: "plan " + p.Name, Field: field, Msg: fmt.Sprintf(format, a...)}
-	}
+	c := newPlanCheck("plan "+p.Name, nil)
 	if suite == nil {
-		return nil, bad("suite", "is required")
+		c.bad("suite", "is required")
+		return nil, c.err()
 	}
 	if p.Name == "" {
-		return nil, bad("name", "is required")
+		c.bad("name", "is required")
 	}
 	if p.SuiteFingerprint != "" && p.SuiteFingerprint != suite.Fingerprint {
-		return nil, bad("suite_fingerprint", "the suite's fingerprint is %s, the plan expects %s: the suite changed", suite.Fingerprint, p.SuiteFingerprint)
+		c.bad("suite_fingerprint", "the suite's fingerprint is %s, the plan expects %s: the suite changed", suite.Fingerprint, p.SuiteFingerprint)
 	}
-	if err := checkSandboxHosts("plan "+p.Name, "sandbox_hosts", func(string) int { return 0 }, p.SandboxHosts); err != nil {
-		return nil, err
-	}
+	c.add("sandbox_hosts", checkSandboxHosts("plan "+p.Name, "sandbox_hosts", func(string) int { return 0 }, p.SandboxHosts))
 	p.SuiteDir, p.SuiteFingerprint = suite.Dir, suite.Fingerprint
 	p.Arms = append([]Arm(nil), p.Arms...)
 	p.Repeats = append([]Repeat(nil), p.Repeats...)
 	if len(p.Cases) == 0 {
-		for _, c := range suite.Cases {
-			p.Cases = append(p.Cases, c.Name)
+		for _, cs := range suite.Cases {
+			p.Cases = append(p.Cases, cs.Name)
 		}
 	} else {
-		p.Cases = append([]string(nil), p.Cases...)
-		seen := map[string]bool{}
-		for i, n := range p.Cases {
-			if suite.Case(n) == nil {
-				return nil, bad(fmt.Sprintf("cases[%d]", i), "suite %s has no case %q", suite.ID(), n)
-			}
-			if seen[n] {
-				return nil, bad(fmt.Sprintf("cases[%d]", i), "duplicate case %q", n)
-			}
-			seen[n] = true
-		}
+		p.Cases = checkCases(c, suite, p.Cases)
 	}
 	if len(p.Arms) == 0 {
-		return nil, bad("arms", "lists no arm")
+		c.bad("arms", "lists no arm")
 	}
 	fields := make([]string, len(p.Arms))
 	for i := range p.Arms {
 		fields[i] = fmt.Sprintf("arms[%d]", i)
 	}
-	if err := resolve(&p, suite, fields, bad); err != nil {
+	resolve(&p, fields, c)
+	if err := c.err(); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -281,53 +451,76 @@ func NewPlan(p Plan, suite *tasks.Suite) (*Plan, error) {
 
 // resolve checks what a plan file and a plan value share and completes
 // the plan: repeats, arms (defaults filled, each checked), order,
-// concurrency, guards, and the realised slots. armFields name each arm's
-// field path in the user's words.
-func resolve(p *Plan, suite *tasks.Suite, armFields []string, bad func(field, format string, a ...any) error) error {
-	if len(p.Cases) == 0 {
-		return bad("cases", "lists no case")
+// concurrency, guards, and, when nothing is wrong, the realised slots.
+// armFields name each arm's field path in the user's words.
+func resolve(p *Plan, armFields []string, c *planCheck) {
+	if len(p.Cases) == 0 && p.SuiteDir != "" && !c.doc.Reported("cases") {
+		c.bad("cases", "lists no case")
 	}
-	if len(p.Repeats) == 0 {
-		return bad("repeats", "lists no repeat label")
-	}
-	labels, seeds := map[string]bool{}, map[int64]string{}
-	for i, r := range p.Repeats {
-		if r.Label == "" {
-			return bad(fmt.Sprintf("repeats[%d].label", i), "is required")
-		}
-		if labels[r.Label] {
-			return bad(fmt.Sprintf("repeats[%d].label", i), "duplicate label %q", r.Label)
-		}
-		if other, ok := seeds[r.Seed]; ok {
-			return bad(fmt.Sprintf("repeats[%d].seed", i), "labels %q and %q share seed %d: paired repeats need distinct seeds", other, r.Label, r.Seed)
-		}
-		labels[r.Label], seeds[r.Seed] = true, r.Label
-	}
+	checkRepeats(p, c)
 	names := map[string]bool{}
 	for i := range p.Arms {
 		arm := &p.Arms[i]
 		field := armFields[i]
 		arm.Budgets = fillBudgets(arm.Budgets, DefaultBudgets())
-		if err := validateArm(*arm); err != nil {
-			return bad(field+"."+err.field, "%s", err.msg)
+		for _, e := range armErrors(*arm) {
+			c.bad(field+"."+e.field, "%s", e.msg)
 		}
-		if names[arm.Name] {
-			return bad(field+".name", "duplicate arm %q", arm.Name)
+		if names[arm.Name] && arm.Name != "" {
+			c.bad(field+".name", "duplicate arm %q", arm.Name)
 		}
 		names[arm.Name] = true
 	}
-	if p.Order.Policy == "" {
-		p.Order.Policy = "interleaved"
+	if err := yamlcheck.FillDefaults(&p.Order); err != nil {
+		panic(err) // a tag that is no value of its field; TestPlanDefaults loads them all
 	}
 	if p.Order.Policy != "interleaved" && p.Order.Policy != "sequential" {
-		return bad("order.policy", "%q is not interleaved or sequential", p.Order.Policy)
+		c.bad("order.policy", "%q is not interleaved or sequential", p.Order.Policy)
 	}
 	if p.Concurrency == 0 {
-		p.Concurrency = 1
+		p.Concurrency = yamlcheck.Default[int](planYAML{}, "concurrency")
 	}
 	if p.Concurrency < 0 {
-		return bad("concurrency", "must be at least 1")
+		c.bad("concurrency", "must be at least 1")
 	}
+	checkDevices(p, c)
+	if p.RestSeconds < 0 {
+		c.bad("rest_seconds", "must not be negative")
+	}
+	if p.Guards.MaxConsecutiveInfraFailures < 0 {
+		c.bad("guards.max_consecutive_infra_failures", "must not be negative")
+	}
+	if p.Guards.MaxTemperatureC < 0 {
+		c.bad("guards.max_temperature_c", "must not be negative")
+	}
+	if len(c.errs) == 0 {
+		p.Slots = realise(p)
+	}
+}
+
+// checkRepeats wants at least one repeat, each labelled once, with seeds
+// that differ.
+func checkRepeats(p *Plan, c *planCheck) {
+	if len(p.Repeats) == 0 {
+		c.bad("repeats", "lists no repeat label")
+	}
+	labels, seeds := map[string]bool{}, map[int64]string{}
+	for i, r := range p.Repeats {
+		switch {
+		case r.Label == "":
+			c.bad(fmt.Sprintf("repeats[%d].label", i), "is required")
+		case labels[r.Label]:
+			c.bad(fmt.Sprintf("repeats[%d].label", i), "duplicate label %q", r.Label)
+		}
+		if other, ok := seeds[r.Seed]; ok {
+			c.bad(fmt.Sprintf("repeats[%d].seed", i), "labels %q and %q share seed %d: paired repeats need distinct seeds", other, r.Label, r.Seed)
+		}
+		labels[r.Label], seeds[r.Seed] = true, r.Label
+	}
+}
+
+// checkDevices refuses arms that start their own server beside others.
+func checkDevices(p *Plan, c *planCheck) {
 	devices := map[string]bool{}
 	for _, a := range p.Arms {
 		for _, r := range a.Replicas() {
@@ -336,25 +529,14 @@ func resolve(p *Plan, suite *tasks.Suite, armFields []string, bad func(field, fo
 	}
 	for i, a := range p.Arms {
 		if a.Profile != "" && p.Concurrency > 1 {
-			return bad(fmt.Sprintf("arms[%d].profile", i), "arms that start their own server run one attempt at a time; set concurrency: 1")
+			c.bad(fmt.Sprintf("arms[%d].profile", i), "arms that start their own server run one attempt at a time; set concurrency: 1")
 		}
 		if a.Profile != "" && len(devices) > 1 {
 			// evalctl keeps one model server at a time: arms on several
 			// devices would stop each other's servers.
-			return bad(fmt.Sprintf("arms[%d].profile", i), "arms that start their own server cannot run side by side with other arms: give every arm the same device (or none)")
+			c.bad(fmt.Sprintf("arms[%d].profile", i), "arms that start their own server cannot run side by side with other arms: give every arm the same device (or none)")
 		}
 	}
-	if p.RestSeconds < 0 {
-		return bad("rest_seconds", "must not be negative")
-	}
-	if p.Guards.MaxConsecutiveInfraFailures < 0 {
-		return bad("guards.max_consecutive_infra_failures", "must not be negative")
-	}
-	if p.Guards.MaxTemperatureC < 0 {
-		return bad("guards.max_temperature_c", "must not be negative")
-	}
-	p.Slots = realise(p)
-	return nil
 }
 
 // fillBudgets gives b's unset budgets d's values (copies: plans share no
@@ -377,34 +559,40 @@ func fill[T any](v, d *T) *T {
 
 type armErr struct{ field, msg string }
 
+// validateArm is the first of the arm's mistakes, nil when it has none.
 func validateArm(a Arm) *armErr {
-	switch {
-	case a.Name == "":
-		return &armErr{"name", "is required"}
-	case strings.ContainsAny(a.Name, " /\\,"):
-		return &armErr{"name", fmt.Sprintf("%q: use letters, digits, '-', '_' or '.'", a.Name)}
-	case a.Endpoint.BaseURL == "" && a.Profile == "" && len(a.Endpoint.Replicas) == 0:
-		return &armErr{"endpoint.base_url", "is required (or name a server profile)"}
-	case a.Endpoint.Model == "":
-		return &armErr{"endpoint.model", "is required"}
-	case a.MaxTokens < 0:
-		return &armErr{"max_tokens", "must not be negative"}
-	case *a.Budgets.WallSeconds < 0:
-		return &armErr{"budgets.wall_seconds", "must not be negative (0: no limit)"}
-	case *a.Budgets.GeneratedTokens < 0:
-		return &armErr{"budgets.generated_tokens", "must not be negative (0: no limit)"}
-	case *a.Budgets.ToolCalls < 0:
-		return &armErr{"budgets.tool_calls", "must not be negative (0: no limit)"}
-	case *a.Budgets.CommandTimeoutSeconds < 1:
-		return &armErr{"budgets.command_timeout_seconds", fmt.Sprintf("%v: a command the agent runs always has a timeout, so 0 cannot mean no limit; give at least 1 second (default 120)", *a.Budgets.CommandTimeoutSeconds)}
+	if es := armErrors(a); len(es) > 0 {
+		return &es[0]
 	}
-	if a.Context != nil {
-		if err := a.Context.Validate(); err != nil {
-			return &armErr{"context", err.Error()}
+	return nil
+}
+
+// armErrors lists every mistake of an arm whose budgets are filled.
+func armErrors(a Arm) []armErr {
+	var out []armErr
+	add := func(cond bool, field, msg string) {
+		if cond {
+			out = append(out, armErr{field, msg})
 		}
 	}
-	if a.Endpoint.BaseURL != "" && !strings.HasPrefix(a.Endpoint.BaseURL, "http://") && !strings.HasPrefix(a.Endpoint.BaseURL, "https://") {
-		return &armErr{"endpoint.base_url", fmt.Sprintf("%q is not an http(s) URL", a.Endpoint.BaseURL)}
+	add(a.Name == "", "name", "is required")
+	add(strings.ContainsAny(a.Name, " /\\,"), "name", fmt.Sprintf("%q: use letters, digits, '-', '_' or '.'", a.Name))
+	add(a.Endpoint.BaseURL == "" && a.Profile == "" && len(a.Endpoint.Replicas) == 0, "endpoint.base_url", "is required (or name a server profile)")
+	add(a.Endpoint.Model == "", "endpoint.model", "is required")
+	add(a.MaxTokens < 0, "max_tokens", "must not be negative")
+	add(*a.Budgets.WallSeconds < 0, "budgets.wall_seconds", "must not be negative (0: no limit)")
+	add(*a.Budgets.GeneratedTokens < 0, "budgets.generated_tokens", "must not be negative (0: no limit)")
+	add(*a.Budgets.ToolCalls < 0, "budgets.tool_calls", "must not be negative (0: no limit)")
+	add(*a.Budgets.CommandTimeoutSeconds < 1, "budgets.command_timeout_seconds", fmt.Sprintf("%v: a command the agent runs always has a timeout, so 0 cannot mean no limit; give at least 1 second (default 120)", *a.Budgets.CommandTimeoutSeconds))
+	if a.Context != nil {
+		if err := a.Context.Validate(); err != nil {
+			add(true, "context", err.Error())
+		}
 	}
-	return validateReplicas(a)
+	add(a.Endpoint.BaseURL != "" && !strings.HasPrefix(a.Endpoint.BaseURL, "http://") && !strings.HasPrefix(a.Endpoint.BaseURL, "https://"),
+		"endpoint.base_url", fmt.Sprintf("%q is not an http(s) URL", a.Endpoint.BaseURL))
+	if e := validateReplicas(a); e != nil {
+		out = append(out, *e)
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/internal/yamlcheck"
 	"github.com/evalctl/evalctl/orchestrator/model"
 )
 
@@ -34,14 +35,33 @@ type (
 	ArmChange   = evalctl.ArmChange
 )
 
-// Defaults of a plan's unset fields.
-const (
-	DefaultRequestTimeoutSeconds       = evalctl.DefaultRequestTimeoutSeconds
-	DefaultMaxConsecutiveInfraFailures = evalctl.DefaultMaxConsecutiveInfraFailures
+// Defaults of a plan's unset fields that apply where the value is used (an
+// arm's hash covers its fields, so they are not filled in): the fields'
+// default tags, which the plan reference prints.
+var (
+	DefaultRequestTimeoutSeconds       = yamlcheck.Default[float64](Endpoint{}, "timeout_seconds")
+	DefaultMaxConsecutiveInfraFailures = yamlcheck.Default[int](Guards{}, "max_consecutive_infra_failures")
+	defaultStream                      = yamlcheck.Default[bool](Arm{}, "stream")
 )
 
-// DefaultBudgets are the per-attempt budgets an arm's unset budgets take.
-func DefaultBudgets() Budgets { return evalctl.DefaultBudgets() }
+// DefaultBudgets are the per-attempt budgets an arm's unset budgets take:
+// the default tags of Budgets.
+func DefaultBudgets() Budgets {
+	var b Budgets
+	if err := yamlcheck.FillDefaults(&b); err != nil {
+		panic(err) // a tag that is no value of its field; TestPlanDefaults loads them all
+	}
+	return b
+}
+
+// streams reports whether the arm's requests ask for server-sent events
+// (its stream field, by default the field's default tag).
+func streams(a *Arm) bool {
+	if a.Stream == nil {
+		return defaultStream
+	}
+	return *a.Stream
+}
 
 // realise fixes the order of attempts. Interleaved: the case x repeat
 // blocks in a seeded shuffle, each block running every arm in a seeded

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -22,9 +23,13 @@ var updateRef = flag.Bool("update", false, "rewrite the generated plan reference
 //go:generate go test -run TestPlanReference -update .
 
 // TestPlanReference generates the plan reference from the types the
-// loaders decode (their yaml tags, `range` tags and doc comments) and fails
-// when docs/plan.md differs: a field added to a plan, arm, profile or
-// screen spec is documented by running 'go generate ./orchestrator'.
+// loaders decode and fails when docs/plan.md differs: a field added to a
+// plan, arm, profile or screen spec is documented by running 'go generate
+// ./orchestrator'. What the reference says of a field is what the decoder
+// enforces, from the same source: its type as the decoder names it in
+// errors, the values its `range` and `enum` tags allow, the default its
+// `default` tag gives (applied by the loaders, see TestPlanDefaults), and
+// its doc comment, in the user's words (no Go identifier).
 func TestPlanReference(t *testing.T) {
 	docs, err := fieldDocs(".", "serving", "screen", "longctx", "..")
 	if err != nil {
@@ -39,13 +44,16 @@ func TestPlanReference(t *testing.T) {
 	b.WriteString(`# Plan reference
 
 Generated from the Go types the loaders decode (` + "`go generate ./orchestrator`" + `); do not edit.
-A test fails when this file and the types disagree. Every field is optional unless its
-description says otherwise; a number outside its range is an error naming the field and
-the line, and so is an unknown field (with the closest known name).
+A test fails when this file and the types disagree. The type, the allowed values and the
+default of each field are the ones the decoder enforces (the same tags drive both). Every
+field is optional unless its description says otherwise; a field left out takes its
+default. A value of the wrong type, outside what is allowed, or an unknown field (with the
+closest known name) is an error naming the file, the line and the field path, and every
+such mistake of a file is reported at once.
 
 `)
 	section := func(title, intro string, t reflect.Type, prefix string) {
-		fmt.Fprintf(&b, "## %s\n\n%s\n\n| field | type | range | meaning |\n|---|---|---|---|\n", title, intro)
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n| field | type | allowed | default | meaning |\n|---|---|---|---|---|\n", title, intro)
 		writeFields(&b, docs, t, prefix, &undocumented)
 		b.WriteString("\n")
 	}
@@ -61,6 +69,11 @@ the line, and so is an unknown field (with the closest known name).
 
 	if len(undocumented) > 0 {
 		t.Errorf("fields without a doc comment (the reference would say nothing of them): %s", strings.Join(undocumented, ", "))
+	}
+	for _, m := range goIdentifier.FindAllString(b.String(), -1) {
+		if !wordsOK[m] {
+			t.Errorf("the reference names %q, a Go identifier, not the user's word: say it as the file or the user does", m)
+		}
 	}
 	const file = "../docs/plan.md"
 	if *updateRef {
@@ -88,9 +101,16 @@ func writeFields(b *strings.Builder, docs map[string]string, t reflect.Type, pre
 		for ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
-		rng := ""
-		if f.Range != "" {
-			rng = yamlcheck.DescribeRange(f.Range)
+		allowed := ""
+		switch {
+		case f.Range != "":
+			allowed = yamlcheck.DescribeRange(f.Range)
+		case f.Enum != "":
+			allowed = "one of " + strings.ReplaceAll(f.Enum, ",", ", ")
+		}
+		def := ""
+		if f.Default != "" {
+			def = "`" + f.Default + "`"
 		}
 		doc := docs[f.Owner.Name()+"."+f.GoName]
 		if doc == "" {
@@ -102,7 +122,7 @@ func writeFields(b *strings.Builder, docs map[string]string, t reflect.Type, pre
 		} else if rest, ok := strings.CutPrefix(doc, f.GoName+", "); ok {
 			doc = "`" + f.Name + "`, " + rest
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", path, yamlcheck.TypeName(f.Type), rng, doc)
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s |\n", path, f.TypeOf(), allowed, def, doc)
 		switch {
 		case ft.Kind() == reflect.Struct && yamlcheck.TypeName(ft) == "mapping":
 			writeFields(b, docs, ft, path+".", undocumented)
@@ -114,6 +134,13 @@ func writeFields(b *strings.Builder, docs map[string]string, t reflect.Type, pre
 		}
 	}
 }
+
+// goIdentifier matches words spelt as Go names are (mixedCaps), which a
+// reference in the user's words does not hold; wordsOK are the English
+// words of that shape it may.
+var goIdentifier = regexp.MustCompile(`\b[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*\b`)
+
+var wordsOK = map[string]bool{"TypeScript": true, "JavaScript": true, "OpenAI": true, "IDs": true, "vLLM": true}
 
 // fieldDocs reads the doc comments of struct fields in the Go files of the
 // given directories, keyed "Type.Field", as one line of Markdown.

@@ -118,7 +118,7 @@ func CheckEndpoint(ctx context.Context, arm *Arm, baseURL string) (*evalctl.Endp
 	if b := arm.Budgets.CommandTimeoutSeconds; b != nil {
 		cmdTimeout = seconds(*b)
 	}
-	stream := arm.Stream == nil || *arm.Stream
+	stream := streams(arm)
 	_, err = client.Chat(ctx, model.Request{
 		Model:    arm.Endpoint.Model,
 		Messages: []model.Message{{Role: "user", Content: "Reply with OK."}},

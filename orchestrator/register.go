@@ -141,7 +141,7 @@ func newAttempt(store *runstore.Store, run *runstore.Run, plan *Plan, suite *tas
 	a := &evalctl.Attempt{
 		ID: id.String(), RunID: run.ID, Slot: s.Index, Arm: s.Arm, ArmHash: arm.Hash(),
 		Case: s.Case, Language: string(c.Language), Repeat: s.Repeat, Seed: s.Seed, State: evalctl.Planned,
-		ReplacementOf: replaces, Suite: run.Suite, ImageID: run.ImageID, EvalctlVersion: run.EvalctlVersion,
+		ReplacementOf: replaces, Suite: run.Suite, ImageID: run.ImageID, EvalctlVersion: runstore.Version(),
 		ExpectedTurns: len(c.Phases),
 	}
 	return a, store.WriteAttempt(a)

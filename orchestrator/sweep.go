@@ -21,7 +21,7 @@ type SweepAxis struct {
 	// sampling.temperature, extra.FIELD, profile_vars.NAME, ...).
 	Field string `json:"field" yaml:"field"`
 	// Values are the setting's values, one swept arm each.
-	Values []yaml.Node `json:"-" yaml:"values"`
+	Values []yaml.Node `json:"-" yaml:"values" yamltype:"list of values of the setting's type"`
 }
 
 // sweepAxes is an arm's sweep: one axis, or a list of them (a grid).

@@ -64,11 +64,12 @@ func BuildImage(ctx context.Context, force, quiet bool, stdout, log io.Writer) e
 }
 
 // PruneRun removes the sandbox containers of the run with this id (every
-// evalctl container when run is ""), naming each on out.
-func PruneRun(ctx context.Context, run string, out io.Writer) error {
+// evalctl container when run is ""), naming each on out, and returns how
+// many it removed.
+func PruneRun(ctx context.Context, run string, out io.Writer) (int, error) {
 	eng, err := Connect(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer eng.Close()
 	labels := map[string]string{}
@@ -80,5 +81,5 @@ func PruneRun(ctx context.Context, run string, out io.Writer) error {
 		fmt.Fprintf(out, "removed %s\n", name)
 	}
 	fmt.Fprintf(out, "%d container(s) removed\n", len(removed))
-	return err
+	return len(removed), err
 }

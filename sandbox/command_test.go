@@ -33,7 +33,7 @@ func TestBuildImageAndPruneRun(t *testing.T) {
 	run := sandboxtest.RunLabel(t)
 	sandboxtest.Start(t, sandbox.Spec{Run: run})
 	out.Reset()
-	if err := sandbox.PruneRun(ctx, run, &out); err != nil {
+	if _, err := sandbox.PruneRun(ctx, run, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasSuffix(out.String(), "1 container(s) removed\n") || !strings.HasPrefix(out.String(), "removed ") {

@@ -1,6 +1,8 @@
 package tasks
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -27,6 +29,9 @@ func Builtin() (*Suite, error) {
 // suite (a checkout), else the built-in one.
 func LoadDefault(dir string) (*Suite, error) {
 	if dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, SuiteFile)); errors.Is(err, os.ErrNotExist) {
+			return nil, evalctl.Usage(fmt.Errorf("suite %s: no such suite (no %s there)", dir, filepath.Join(dir, SuiteFile)))
+		}
 		return LoadSuite(dir)
 	}
 	if _, err := os.Stat(filepath.Join("cases", "suite.yaml")); err == nil {

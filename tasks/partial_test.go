@@ -79,7 +79,7 @@ func TestShadowed(t *testing.T) {
 	}
 	dir := fixture(t)
 	os.WriteFile(dir+"/adder/workspace/queue.py", []byte("x = 1\n"), 0o644)
-	if _, err := LoadSuite(dir); err == nil || !strings.Contains(err.Error(), "adder/case.yaml:1: field workspace: queue.py (shadowed by the standard library's module queue)") {
+	if _, err := LoadSuite(dir); err == nil || !strings.Contains(err.Error(), "adder/case.yaml:1: workspace: queue.py (shadowed by the standard library's module queue)") {
 		t.Errorf("workspace module named like the standard library: %v", err)
 	}
 	dir = fixture(t)

@@ -82,7 +82,7 @@ func TestRegradeCommandUsage(t *testing.T) {
 		{"no run", []string{"regrade", "--suite", fxV2}, 2, "at least one run directory"},
 		{"no suite", []string{"regrade", run}, 2, "--suite DIR is required"},
 		{"bad concurrency", []string{"regrade", run, "--suite", fxV2, "--concurrency", "0"}, 2, "at least 1"},
-		{"bad suite", []string{"regrade", run, "--suite", t.TempDir()}, 1, "suite.yaml"},
+		{"bad suite", []string{"regrade", run, "--suite", t.TempDir()}, 2, "suite.yaml: no such file"},
 		{"controls without case", []string{"controls", "--suite", fxV1}, 2, "--case NAME is required"},
 		{"controls without suite", []string{"controls", "--case", "wordcount"}, 2, "give --suite once"},
 		{"controls with three suites", []string{"controls", "--case", "wordcount", "--suite", fxV1, "--suite", fxV2, "--suite", fxV2}, 2, "got 3"},

@@ -34,9 +34,9 @@ func TestReportCommand(t *testing.T) {
 		{"table by default", []string{"report", "--baseline=original_q4", seedRun}, 0, []string{"Paired transitions vs original_q4", "62.36"}, ""},
 		{"markdown", []string{"report", "--format", "md", seedRun}, 0, []string{"| candidate |"}, ""},
 		{"no run", []string{"report"}, 2, nil, "at least one run directory"},
-		{"bad format", []string{"report", seedRun, "--format", "pdf"}, 2, nil, "unknown --format"},
+		{"bad format", []string{"report", seedRun, "--format", "pdf"}, 2, nil, `invalid value "pdf" for --format: want one of text, json, md, csv, html`},
 		{"unknown baseline", []string{"report", seedRun, "--baseline", "nope"}, 2, nil, "unknown arm"},
-		{"not a run", []string{"report", t.TempDir()}, 1, nil, "not a run directory"},
+		{"not a run", []string{"report", t.TempDir()}, 2, nil, "not a run directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

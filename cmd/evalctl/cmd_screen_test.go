@@ -64,13 +64,13 @@ func TestScreenAndCapacityCommands(t *testing.T) {
 		{"evalctl report --compare on no screen", []string{"report", t.TempDir(), "--compare", "a,b"}, 2, nil, "--compare applies to screen runs"},
 		{"unknown mode", []string{"screen", "report", dir, "--compare", "a,scripted-fast"}, 2, nil, `"a" is neither a mode nor a leg`},
 		{"bad compare", []string{"screen", "report", dir, "--compare", "a"}, 2, nil, "two modes"},
-		{"bad format", []string{"screen", "report", dir, "--format", "pdf"}, 2, nil, "unknown --format"},
+		{"bad format", []string{"screen", "report", dir, "--format", "pdf"}, 2, nil, `invalid value "pdf" for --format: want one of text, json, html`},
 		{"no spec", []string{"screen"}, 2, nil, "needs --spec"},
-		{"bad spec", []string{"screen", "--spec", "../../examples/profiles/scripted-fast.yaml"}, 1, nil, `scripted-fast.yaml:7: unknown field "command"`},
-		{"not a screen", []string{"screen", "report", t.TempDir()}, 1, nil, "not a run directory"},
+		{"bad spec", []string{"screen", "--spec", "../../examples/profiles/scripted-fast.yaml"}, 2, nil, `scripted-fast.yaml:7: unknown field "command"`},
+		{"not a screen", []string{"screen", "report", t.TempDir()}, 2, nil, "not a run directory"},
 		{"capacity without contexts", []string{"capacity", "--profile", "p.yaml"}, 2, nil, "--contexts"},
 		{"capacity bad size", []string{"capacity", "--profile", "p.yaml", "--contexts", "8k"}, 2, nil, `"8k" is not a context size`},
-		{"capacity of a screen", []string{"capacity", "report", dir}, 1, nil, `is a "screen" run, not a capacity probe`},
+		{"capacity of a screen", []string{"capacity", "report", dir}, 2, nil, `is a "screen" run, not a capacity probe`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,7 +23,7 @@ func TestServeModelErrors(t *testing.T) {
 		{"allocation failure above the limit", []string{"serve-model", "--ctx-size", "262144", "--fail-above-ctx", "225280"}, 1, "failed to allocate buffer for kv cache"},
 		{"stray argument", []string{"serve-model", "extra"}, 2, "takes no arguments"},
 		{"bad draft rate", []string{"serve-model", "--draft-acceptance", "1.5"}, 2, "not in [0, 1]"},
-		{"missing suite", []string{"serve-model", "--suite", t.TempDir()}, 1, "suite.yaml"},
+		{"missing suite", []string{"serve-model", "--suite", t.TempDir()}, 2, "suite.yaml: no such file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, tc.args...)

@@ -58,9 +58,15 @@ func TestShowCommand(t *testing.T) {
 		args   []string
 	}{
 		{"show-flawed-tsadd.golden", []string{"show", "01a230a6-ae9a"}},
+		{"show-flawed-tsadd.golden", []string{"show", "fixture-ab", "flawed", "tsadd", "repeat-1"}},
+		{"show-flawed-tsadd.golden", []string{"show", "01a230a6-ae9a-7445-918a-2cc4bb1c7f91"}},
+		{"show-flawed-tsadd.golden", []string{"show", "RUNDIR/attempts/01a230a6-ae9a-7445-918a-2cc4bb1c7f91"}},
 		{"show-reference-adder-reasoning.golden", []string{"show", "fixture-ab", "reference", "adder", "repeat-1", "--reasoning"}},
 	} {
-		t.Run(tt.golden, func(t *testing.T) {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			for i, a := range tt.args {
+				tt.args[i] = strings.Replace(a, "RUNDIR", filepath.Join(root, filepath.Base(recordedRun)), 1)
+			}
 			code, out, errs := runCLI(t, tt.args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
@@ -84,11 +90,12 @@ func TestShowCommand(t *testing.T) {
 		code int
 		want string
 	}{
-		{"ambiguous prefix", []string{"show", "01a230a6-ae"}, 2, "matches 4 attempts"},
+		{"ambiguous prefix", []string{"show", "01a230a6-ae"}, 2, "matches 4 attempts: 01a230a6-ae77-7e4d-bfff-cc6a6031c8ba (reference adder repeat-1, completed), "},
 		{"unknown id", []string{"show", "nope"}, 2, `attempt "nope": no such attempt in 1 run(s)`},
-		{"unknown slot", []string{"show", "fixture", "reference", "adder", "repeat-9"}, 2, `attempt "reference adder repeat-9": no such attempt`},
-		{"wrong arity", []string{"show", "a", "b"}, 2, "show takes an attempt id"},
-		{"bad format", []string{"show", "01a230a6-ae9a", "--format", "pdf"}, 2, "unknown --format"},
+		{"unknown slot", []string{"show", "fixture", "reference", "adder", "repeat-9"}, 2, `no such attempt: the run has no repeat "repeat-9" (did you mean "repeat-1"?)`},
+		{"misspelt case", []string{"show", "fixture", "reference", "addr", "repeat-1"}, 2, `the run has no case "addr" (did you mean "adder"?)`},
+		{"wrong arity", []string{"show", "a", "b"}, 2, "name one attempt"},
+		{"bad format", []string{"show", "01a230a6-ae9a", "--format", "pdf"}, 2, `invalid value "pdf" for --format: want one of text, json`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, errs := runCLI(t, tt.args...)

@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
-	"runtime"
-	"strings"
+	"os"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/cmd/evalctl/internal/cli"
@@ -32,10 +32,16 @@ func init() {
 }
 
 func cmdVersion(ctx context.Context, e *cli.Env, args []string) error {
-	if err := cli.ParseNone(cli.Flags(e, "version", "version"), args, "version takes no arguments"); err != nil {
+	fs := cli.Flags(e, "version", "version [--format text|json]")
+	format := cli.Format(fs, "text")
+	if err := cli.ParseNone(fs, args, "version takes no arguments"); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "evalctl %s (%s, %s/%s)\n", runstore.Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	b := runstore.BuildInfo()
+	if *format == "json" {
+		return json.NewEncoder(e.Stdout).Encode(b)
+	}
+	fmt.Fprintf(e.Stdout, "evalctl %s (%s, %s/%s)\n", b.Version, b.Go, b.OS, b.Arch)
 	return nil
 }
 
@@ -69,33 +75,45 @@ func cmdDemo(ctx context.Context, e *cli.Env, args []string) error {
 
 func cmdRerun(ctx context.Context, e *cli.Env, args []string) error {
 	if len(args) > 0 && args[0] == "show" {
-		fs := cli.Flags(e, "rerun show", "rerun show RERUNDIR [--format table|json]")
-		format := fs.String("format", "table", "table or json")
-		pos, err := cli.Args(fs, args[1:], 1, 1, "rerun show takes one rerun's run directory")
+		fs := cli.Flags(e, "rerun show", "rerun show RERUN [--format text|json]")
+		format := cli.Format(fs, "table")
+		dir, err := cli.Run(fs, args[1:], "rerun show takes one rerun (its directory, name, id or prefix)", nil)
 		if err != nil {
 			return err
 		}
-		return cli.Write(e, "")(report.ShowRerun(pos[0], *format))
+		return cli.Write(e, "")(report.ShowRerun(dir, *format))
 	}
-	fs := cli.Flags(e, "rerun", "rerun RUNDIR/attempts/ID --set FIELD=VALUE [--set ...] [--label NAME] [--out DIR]\n       evalctl rerun show RERUNDIR [--format table|json]")
-	var r orchestrator.RerunRequest
+	fs := cli.Flags(e, "rerun", "rerun ATTEMPT --set FIELD=VALUE [--set ...] [--label NAME] [--out DIR] [--format text|json]\n"+
+		"       (ATTEMPT: an id, a unique prefix, RUNDIR/attempts/ID, or RUN ARM CASE REPEAT)\n       evalctl rerun show RERUN [--format text|json]")
+	r := orchestrator.RerunRequest{Root: runstore.Root()}
 	r.Bind(fs)
-	pos, err := cli.Args(fs, args, 1, 1, "rerun takes one attempt directory (RUNDIR/attempts/ID)")
-	if err != nil {
+	format := cli.Format(fs, "table")
+	var err error
+	if r.Attempt, err = cli.Args(fs, args, 1, 4, "rerun takes one attempt: an id, a prefix, RUNDIR/attempts/ID, or RUN ARM CASE REPEAT"); err != nil {
 		return err
 	}
-	r.Attempt = pos[0]
+	r.Format = *format
 	return r.Do(ctx, e.Console())
 }
 
 func cmdRuns(ctx context.Context, e *cli.Env, args []string) error {
-	fs := cli.Flags(e, "runs", "runs [DIR] [--format table|json]")
-	format := fs.String("format", "table", "output format: table, json")
-	pos, err := cli.Args(fs, args, 0, 1, "runs takes at most one directory")
+	fs := cli.Flags(e, "runs", "runs [DIR] [--format text|json]")
+	format := cli.Format(fs, "table")
+	pos, err := cli.Args(fs, args, 0, 1, "runs takes at most one directory (a folder of runs; 'evalctl attempts RUN' lists one run's attempts)")
 	if err != nil {
 		return err
 	}
 	return cli.Write(e, "")(runstore.Listing(append(pos, runstore.Root())[0], *format))
+}
+
+func cmdAttempts(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "attempts", "attempts RUN [--format text|json]")
+	format := cli.Format(fs, "text")
+	dir, err := cli.Run(fs, args, "attempts takes one run (its directory, name, id or prefix)", nil)
+	if err != nil {
+		return err
+	}
+	return cli.Write(e, "")(runstore.AttemptListing(dir, *format))
 }
 
 func cmdView(ctx context.Context, e *cli.Env, args []string) error {
@@ -109,22 +127,25 @@ func cmdView(ctx context.Context, e *cli.Env, args []string) error {
 }
 
 func cmdShow(ctx context.Context, e *cli.Env, args []string) error {
-	fs := cli.Flags(e, "show", "show ATTEMPT [--run RUN] [--reasoning] [--full] [--format text|json] | show RUN ARM CASE REPEAT")
+	fs := cli.Flags(e, "show", "show ATTEMPT [--run RUN] [--reasoning] [--full] [--format text|json]\n"+
+		"       (ATTEMPT: an id, a unique prefix, RUNDIR/attempts/ID, or RUN ARM CASE REPEAT)")
 	r := inspect.ShowRequest{Root: runstore.Root()}
 	r.Bind(fs)
+	format := cli.Format(fs, "text")
 	var err error
-	if r.Args, err = cli.Args(fs, args, 0, -1, ""); err != nil {
+	if r.Args, err = cli.Args(fs, args, 1, 4, "show takes one attempt: an id, a prefix, RUNDIR/attempts/ID, or RUN ARM CASE REPEAT"); err != nil {
 		return err
 	}
+	r.Format = *format
 	return cli.Write(e, "")(inspect.Show(r))
 }
 
 func cmdReport(ctx context.Context, e *cli.Env, args []string) error {
-	fs := cli.Flags(e, "report", "report RUN... [--suite VERSION] [--baseline ARM] [--format table|md|json|csv|html] [--allow-mixed] [--out FILE]")
+	fs := cli.Flags(e, "report", "report RUN... [--suite VERSION] [--baseline ARM] [--format text|md|json|csv|html] [--allow-mixed] [--out FILE]")
 	var o report.Options
 	o.Bind(fs, "read outcomes under this graded suite version (\"2.0.2\" or \"name@2.0.2\"); default: the suite each run ran under",
 		"the first arm of the first run's plan", "the report")
-	format := fs.String("format", report.FormatTable, "output format: "+strings.Join(report.Formats, ", "))
+	format := cli.Format(fs, report.FormatTable, report.FormatMarkdown, report.FormatCSV, report.FormatHTML)
 	out := fs.String("out", "", "write the report to FILE instead of standard output")
 	compare := fs.String("compare", "", "screen runs: compare two modes side by side (A,B)")
 	dirs, err := cli.Args(fs, args, 1, -1, "report needs at least one run directory")
@@ -138,9 +159,6 @@ func cmdReport(ctx context.Context, e *cli.Env, args []string) error {
 	}
 	if *compare != "" {
 		return evalctl.Usagef("--compare applies to screen runs; for cohorts use --baseline")
-	}
-	if err := report.CheckFormat(*format); err != nil {
-		return err
 	}
 	if dirs, err = runstore.ResolveAll(runstore.Root(), dirs, true); err != nil {
 		return err
@@ -171,14 +189,21 @@ func cmdVerify(ctx context.Context, e *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if fi, err := os.Stat(pos[0]); err != nil || !fi.IsDir() {
+		return evalctl.Usagef("%s: no such export directory", pos[0])
+	}
 	return report.VerifyTo(ctx, pos[0], e.Stdout)
 }
 
 func cmdSummarize(ctx context.Context, e *cli.Env, args []string) error {
-	fs := cli.Flags(e, "summarize", "summarize RUNDIR|DIAGNOSIS.json... [--out results.json]")
+	fs := cli.Flags(e, "summarize", "summarize RUN|DIAGNOSIS.json... [--out results.json] [--format json]")
 	out := fs.String("out", "", "write the results document to FILE instead of standard output")
-	inputs, err := cli.Args(fs, args, 1, -1, "summarize needs at least one run directory (cohort, screen or capacity) or fixture diagnosis file")
+	cli.Format(fs, "")
+	inputs, err := cli.Args(fs, args, 1, -1, "summarize needs at least one run (cohort, screen or capacity: its directory, name, id or prefix) or fixture diagnosis file")
 	if err != nil {
+		return err
+	}
+	if inputs, err = runstore.ResolveInputs(runstore.Root(), inputs); err != nil {
 		return err
 	}
 	doc, err := summary.Summarize(ctx, inputs)
@@ -189,17 +214,15 @@ func cmdSummarize(ctx context.Context, e *cli.Env, args []string) error {
 }
 
 func cmdRegrade(ctx context.Context, e *cli.Env, args []string) error {
-	fs := cli.Flags(e, "regrade", "regrade RUNDIR... --suite DIR [--concurrency N] [--allow-other-suite] [--sandbox-hosts FILE] [--format table|json]")
+	fs := cli.Flags(e, "regrade", "regrade RUN... --suite DIR [--concurrency N] [--allow-other-suite] [--sandbox-hosts FILE] [--format text|json]")
 	var r regrade.Request
 	r.Bind(fs)
-	format := cli.JSONFlag(fs)
+	format := cli.Format(fs, "table")
 	dirs, err := cli.Args(fs, args, 0, -1, "")
 	if err != nil {
 		return err
 	}
-	if r.JSON, err = format(); err != nil {
-		return err
-	}
+	r.JSON = *format == "json"
 	if err := r.Check(dirs); err != nil {
 		return err
 	}
@@ -210,17 +233,15 @@ func cmdRegrade(ctx context.Context, e *cli.Env, args []string) error {
 }
 
 func cmdControls(ctx context.Context, e *cli.Env, args []string) error {
-	fs := cli.Flags(e, "controls", "controls --case NAME --suite A [--suite B] [--answers RUNDIR...] [--concurrency N] [--format table|json]")
+	fs := cli.Flags(e, "controls", "controls --case NAME --suite A [--suite B] [--answers RUN...] [--concurrency N] [--format text|json] [--out DIAGNOSIS.json]")
 	var r regrade.DiagnoseRequest
 	r.Bind(fs)
-	format := cli.JSONFlag(fs)
+	format := cli.Format(fs, "table")
 	rest, err := cli.Args(fs, args, 0, -1, "")
 	if err != nil {
 		return err
 	}
-	if r.JSON, err = format(); err != nil {
-		return err
-	}
+	r.JSON, r.Log = *format == "json", e.Stderr
 	if r.Answers = append(r.Answers, rest...); len(r.Answers) > 0 {
 		if r.Answers, err = runstore.ResolveAll(runstore.Root(), r.Answers, false); err != nil {
 			return err
@@ -242,11 +263,12 @@ func cmdScreen(ctx context.Context, e *cli.Env, args []string) error {
 		return servingResume(ctx, e, "screen", args[1:], screen.RunDir)
 	}
 	if len(args) > 0 && args[0] == "report" {
-		fs := cli.Flags(e, "screen report", "screen report RUNDIR [--format table|json|html] [--compare A,B] [--out FILE]")
+		fs := cli.Flags(e, "screen report", "screen report RUN [--format text|json|html] [--compare A,B] [--out FILE]")
 		var o screen.ReportOptions
 		o.Bind(fs)
+		format := cli.Format(fs, "table", "html")
 		out := fs.String("out", "", "write to FILE instead of standard output")
-		dir, err := cli.Run(fs, args[1:], "screen report needs one run directory", o.Check)
+		dir, err := cli.Run(fs, args[1:], "screen report needs one run directory", func() error { o.Format = *format; return o.Check() })
 		if err != nil {
 			return err
 		}
@@ -254,7 +276,7 @@ func cmdScreen(ctx context.Context, e *cli.Env, args []string) error {
 	}
 	fs := cli.Flags(e, "screen", `screen --spec screen.yaml [--out runs]     register and run a throughput screen
        evalctl screen resume RUNDIR                      measure what a stopped screen has not
-       evalctl screen report RUNDIR [--format table|json|html] [--compare A,B] [--out FILE]`)
+       evalctl screen report RUN [--format text|json|html] [--compare A,B] [--out FILE]`)
 	spec := fs.String("spec", "", "screen spec (YAML)")
 	out := fs.String("out", "runs", "directory that receives the run directory")
 	var m screen.Machine
@@ -270,8 +292,8 @@ func cmdCapacity(ctx context.Context, e *cli.Env, args []string) error {
 		return servingResume(ctx, e, "capacity", args[1:], screen.RunCapacityDir)
 	}
 	if len(args) > 0 && args[0] == "report" {
-		fs := cli.Flags(e, "capacity report", "capacity report RUNDIR [--format table|json] [--out FILE]")
-		format := fs.String("format", "table", "table or json")
+		fs := cli.Flags(e, "capacity report", "capacity report RUN [--format text|json] [--out FILE]")
+		format := cli.Format(fs, "table")
 		out := fs.String("out", "", "write to FILE instead of standard output")
 		dir, err := cli.Run(fs, args[1:], "capacity report needs one run directory", func() error { return screen.CheckCapacityFormat(*format) })
 		if err != nil {
@@ -281,7 +303,7 @@ func cmdCapacity(ctx context.Context, e *cli.Env, args []string) error {
 	}
 	fs := cli.Flags(e, "capacity", `capacity --profile P --contexts 196608,225280,262144 [--out runs] [--input-tokens N | --fill 0.9]
        evalctl capacity resume RUNDIR
-       evalctl capacity report RUNDIR [--format table|json] [--out FILE]`)
+       evalctl capacity report RUN [--format text|json] [--out FILE]`)
 	var r screen.CapacityRequest
 	r.Bind(fs)
 	var m screen.Machine
@@ -336,14 +358,22 @@ func cmdImage(ctx context.Context, e *cli.Env, args []string) error {
 
 func cmdSandbox(ctx context.Context, e *cli.Env, args []string) error {
 	if len(args) == 0 || args[0] != "prune" {
-		return cli.Help(e, args, "sandbox prune", "usage: evalctl sandbox prune [--run ID]\n\nRemove sandbox containers left behind by a crashed run. Without --run it removes every\nevalctl container, those of a run still in progress included (a resumed run removes its\nown leftovers by itself).")
+		return cli.Help(e, args, "sandbox prune", "usage: evalctl sandbox prune [--run RUN]\n\nRemove sandbox containers left behind by a crashed run. Without --run it removes every\nevalctl container, those of a run still in progress included (a resumed run removes its\nown leftovers by itself).")
 	}
-	fs := cli.Flags(e, "sandbox prune", "sandbox prune [--run ID]")
-	run := fs.String("run", "", "only the containers of this run id (without it: every evalctl container, runs in progress included)")
+	fs := cli.Flags(e, "sandbox prune", "sandbox prune [--run RUN]")
+	run := fs.String("run", "", "only the containers of this run: its directory, name, id or prefix (without it: every evalctl container, runs in progress included)")
 	if err := cli.ParseNone(fs, args[1:], "sandbox prune takes no arguments"); err != nil {
 		return err
 	}
-	return sandbox.PruneRun(ctx, *run, e.Stdout)
+	id, known, err := runstore.ResolveID(runstore.Root(), *run)
+	if err != nil {
+		return err
+	}
+	n, err := sandbox.PruneRun(ctx, id, e.Stdout)
+	if err == nil && n == 0 && !known {
+		return evalctl.Usagef("no run %s under %s, and no sandbox container carries its id", id, runstore.Root())
+	}
+	return err
 }
 
 const casesHelp = `usage: evalctl cases <list|fingerprint|check|import|controls> [flags]
@@ -371,17 +401,15 @@ func cmdCases(ctx context.Context, e *cli.Env, args []string) error {
 	case "fingerprint":
 		return casesShow(e, "fingerprint", args[1:], (*tasks.Suite).WriteFingerprint)
 	case "check":
-		fs := cli.Flags(e, "cases check", "cases check [--suite DIR] [--concurrency N] [--retries N] [--sandbox-hosts FILE] [--format table|json] [CASE...]")
+		fs := cli.Flags(e, "cases check", "cases check [--suite DIR] [--concurrency N] [--retries N] [--sandbox-hosts FILE] [--format text|json] [CASE...]")
 		var o controls.CheckOptions
 		o.Bind(fs)
-		format := cli.JSONFlag(fs)
+		format := cli.Format(fs, "table")
 		var err error
 		if o.Cases, err = cli.Args(fs, args[1:], 0, -1, ""); err != nil {
 			return err
 		}
-		if o.JSON, err = format(); err != nil {
-			return err
-		}
+		o.JSON = *format == "json"
 		return controls.Check(ctx, o, func(conc int) (*grader.Grader, func(), error) {
 			return orchestrator.ConnectGrader(ctx, o.HostsFile, conc, e.Stderr)
 		}, e.Stdout, e.Stderr)
@@ -402,21 +430,17 @@ func cmdCases(ctx context.Context, e *cli.Env, args []string) error {
 
 // casesShow is 'cases list' and 'cases fingerprint': write prints the suite.
 func casesShow(e *cli.Env, sub string, args []string, write func(*tasks.Suite, io.Writer, bool) error) error {
-	fs := cli.Flags(e, "cases "+sub, "cases "+sub+" [--suite DIR] [--format table|json]")
+	fs := cli.Flags(e, "cases "+sub, "cases "+sub+" [--suite DIR] [--format text|json]")
 	dir := fs.String("suite", "", controls.SuiteHelp)
-	format := cli.JSONFlag(fs)
+	format := cli.Format(fs, "table")
 	if err := cli.ParseNone(fs, args, "cases "+sub+" takes no arguments"); err != nil {
-		return err
-	}
-	asJSON, err := format()
-	if err != nil {
 		return err
 	}
 	s, err := tasks.LoadDefault(*dir)
 	if err != nil {
 		return err
 	}
-	return write(s, e.Stdout, asJSON)
+	return write(s, e.Stdout, *format == "json")
 }
 
 // casesControls is 'cases controls generate [CASE...]'.

@@ -51,19 +51,19 @@ func TestCLIConventions(t *testing.T) {
 		{[]string{"version"}, 0, ""},
 		{[]string{"--version"}, 0, ""},
 		{[]string{"-h"}, 0, ""},
-		{[]string{"cases", "check", "--json", "--format", "csv"}, 2, "--json and --format csv disagree"},
-		{[]string{"regrade", "x", "--suite", "y", "--format", "csv"}, 2, "unknown --format"},
+		{[]string{"cases", "check", "--json", "--format", "text"}, 2, "--json and --format text disagree"},
+		{[]string{"regrade", "x", "--suite", "y", "--format", "csv"}, 2, `invalid value "csv" for --format`},
 		{[]string{}, 2, ""},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"version", "extra"}, 2, "takes no arguments"},
 		{[]string{"run"}, 2, "give exactly one of --plan and --resume"},
 		{[]string{"run", "--plan", "a.yaml", "--resume", "b"}, 2, "give exactly one of --plan and --resume"},
-		{[]string{"cases", "list", "--suite", "/nonexistent"}, 1, "/nonexistent/suite.yaml"},
+		{[]string{"cases", "list", "--suite", "/nonexistent"}, 2, "/nonexistent/suite.yaml"},
 		{[]string{"cases", "check", "--concurrency", "0"}, 2, "--concurrency must be at least 1"},
 		{[]string{"image", "--bogus"}, 2, "expected 'image build'"},
 		{[]string{"screen", "resume"}, 2, "screen resume needs one run directory"},
 		{[]string{"capacity", "resume", "a", "b"}, 2, "capacity resume needs one run directory"},
-		{[]string{"capacity", "resume", "/nonexistent"}, 1, "/nonexistent"},
+		{[]string{"capacity", "resume", "/nonexistent"}, 2, "/nonexistent: no such run"},
 	}
 	for _, tt := range tests {
 		var out, errb strings.Builder
@@ -122,6 +122,19 @@ func TestPlanErrorPointsAtReference(t *testing.T) {
 	want := plan + ":7: arms[0].sampling.temperature: 6 is out of range: from 0 to 2 (every plan field: 'evalctl run --help-plan')\n"
 	if code != 2 || errs != "evalctl run: "+want {
 		t.Errorf("exit %d stderr %q; want 2 and %q", code, errs, want)
+	}
+	// Every mistake at once, one line each, the pointer to the reference
+	// once at the end.
+	data = strings.Replace(data, "temperature: 6}", "temperature: 6, top_k: -1}\n    max_token: 3", 1)
+	if err := os.WriteFile(plan, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI(t, "run", "--plan", plan, "--check")
+	want = "evalctl run: " + plan + ":7: arms[0].sampling.temperature: 6 is out of range: from 0 to 2\n" +
+		"evalctl run: " + plan + ":7: arms[0].sampling.top_k: -1 is out of range: at least 0\n" +
+		"evalctl run: " + plan + ":8: arms[0]: unknown field \"max_token\"; did you mean \"max_tokens\"? (every plan field: 'evalctl run --help-plan')\n"
+	if code != 2 || errs != want {
+		t.Errorf("exit %d stderr\n%s\nwant 2 and\n%s", code, errs, want)
 	}
 	code, out, _ := runCLI(t, "run", "--help-plan")
 	if code != 0 || !strings.Contains(out, "| `sampling.temperature` | number | from 0 to 2 |") {

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"strings"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -84,6 +86,11 @@ type DiagnoseRequest struct {
 	Answers     []string // run directories whose stored answers of the case are graded
 	Concurrency int      // grades at once, at least 1
 	JSON        bool     // the diagnosis as JSON instead of text
+	// Out, when set, is a file that also receives the diagnosis as JSON
+	// (the fixture diagnosis file 'evalctl summarize' reads), written
+	// atomically whatever the printed format; Log is told its name.
+	Out string
+	Log io.Writer
 }
 
 // DiagnoseCommand checks r, diagnoses the case with the grader newGrader
@@ -123,6 +130,14 @@ func DiagnoseCommand(ctx context.Context, r DiagnoseRequest, newGrader NewGrader
 	if err != nil {
 		return err
 	}
+	if r.Out != "" {
+		if err := runstore.WriteAtomic(r.Out, 0o644, func(w io.Writer) error { return writeJSON(w, d) }); err != nil {
+			return err
+		}
+		if r.Log != nil {
+			fmt.Fprintf(r.Log, "wrote %s\n", r.Out)
+		}
+	}
 	if r.JSON {
 		err = writeJSON(stdout, d)
 	} else {
@@ -154,6 +169,7 @@ func (r *DiagnoseRequest) Bind(fs *flag.FlagSet) {
 	fs.Var((*list)(&r.Suites), "suite", "suite directory: first the original (A), then optionally the corrected version (B)")
 	fs.Var((*list)(&r.Answers), "answers", "run directory whose stored answers of the case are graded (repeatable; further arguments are run directories too)")
 	fs.IntVar(&r.Concurrency, "concurrency", 2, "grades run at once")
+	fs.StringVar(&r.Out, "out", "", "also write the diagnosis as JSON to FILE, the fixture diagnosis file 'evalctl summarize' reads")
 }
 
 // list is a repeatable string flag.

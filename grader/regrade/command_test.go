@@ -3,11 +3,16 @@ package regrade_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/grader/regrade"
+	"github.com/evalctl/evalctl/results/summary"
+	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/tasks"
 )
 
 // TestCommandUsage checks that the mistakes of 'regrade' and 'controls'
@@ -48,5 +53,32 @@ func TestCommandUsage(t *testing.T) {
 				t.Fatalf("error %v, want a usage error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// fixedGrader passes every answer but the starter: a fake grader is
+// enough to show where the diagnosis goes.
+type fixedGrader struct{}
+
+func (fixedGrader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels grader.Labels) (*evalctl.Grade, error) {
+	return &evalctl.Grade{Suite: s.Name, SuiteVersion: s.Version, Phase: phase, Solved: true}, nil
+}
+
+// TestDiagnoseOut: 'controls --out FILE' writes the diagnosis as JSON to
+// FILE, the fixture diagnosis file 'summarize' reads, and still prints it.
+func TestDiagnoseOut(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "diagnosis.json")
+	var stdout, log strings.Builder
+	r := regrade.DiagnoseRequest{Case: "wordcount", Suites: []string{"testdata/suite-v1", "testdata/suite-v2"}, Concurrency: 1, Out: out, Log: &log}
+	g := func(int) (regrade.Grader, func(), error) { return fixedGrader{}, func() {}, nil }
+	if err := regrade.DiagnoseCommand(context.Background(), r, g, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	if stdout.Len() == 0 || log.String() != "wrote "+out+"\n" {
+		t.Errorf("stdout %q, log %q", stdout.String(), log.String())
+	}
+	doc, err := summary.Summarize(context.Background(), []string{out})
+	if err != nil || len(doc.Diagnoses) != 1 || doc.Diagnoses[0].Case != "wordcount" {
+		t.Fatalf("summarize of the written file: %v %+v", err, doc)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,6 +40,8 @@ type Error struct {
 	// empty for a file that does not parse.
 	Field string
 	Msg   string
+	// Err is the cause when the file could not be read.
+	Err error
 }
 
 func (e *Error) Error() string {
@@ -52,15 +55,74 @@ func (e *Error) Error() string {
 	return loc + ": " + e.Field + ": " + e.Msg
 }
 
-// Doc is a parsed file: what Line needs to place later (semantic) errors.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errors are every problem found in a file (or several), in line order:
+// a writer fixes them all at once instead of one per try.
+type Errors []*Error
+
+func (l Errors) Error() string {
+	lines := make([]string, len(l))
+	for i, e := range l {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Errors lists the problems one by one (the command line prints a line
+// for each).
+func (l Errors) Errors() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
+func (l Errors) Unwrap() []error { return l.Errors() }
+
+// Err is nil for no problem, the one *Error for one, else the list.
+func (l Errors) Err() error {
+	switch len(l) {
+	case 0:
+		return nil
+	case 1:
+		return l[0]
+	}
+	sort.SliceStable(l, func(i, j int) bool {
+		if l[i].File != l[j].File {
+			return l[i].File < l[j].File
+		}
+		return l[i].Line < l[j].Line
+	})
+	return l
+}
+
+// Doc is a parsed file: what Line needs to place later (semantic) errors,
+// and which fields were found wrong while decoding.
 type Doc struct {
 	File string
 	Root *yaml.Node
+	// reported are the paths of fields found wrong while decoding.
+	reported map[string]bool
+}
+
+// ReadFile reads a file a person named; one that cannot be read is an
+// *Error naming it ("no such file").
+func ReadFile(file string) ([]byte, error) {
+	data, err := os.ReadFile(file)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, &Error{File: file, Msg: "no such file", Err: err}
+	case err != nil:
+		return nil, &Error{File: file, Msg: "cannot be read: " + err.Error(), Err: err}
+	}
+	return data, nil
 }
 
 // DecodeFile reads file and decodes it as Decode does.
 func DecodeFile(file string, v any) (*Doc, error) {
-	data, err := os.ReadFile(file)
+	data, err := ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +130,11 @@ func DecodeFile(file string, v any) (*Doc, error) {
 }
 
 // Decode parses data (the content of file), checks it against v's type and
-// decodes it into v. The first problem is returned as an *Error.
+// decodes it into v. A file that does not parse is one *Error. Otherwise
+// every problem is reported, as Errors (or the one *Error); then the Doc
+// is returned too, with v holding what could be decoded (a field found
+// wrong left unset), so that a loader may go on to check the rest and
+// report its own problems beside these (see Doc.Reported).
 func Decode(file string, data []byte, v any) (*Doc, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
@@ -77,16 +143,25 @@ func Decode(file string, data []byte, v any) (*Doc, error) {
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, &Error{File: file, Msg: "empty file"}
 	}
-	doc := &Doc{File: file, Root: &root}
-	if err := check(file, root.Content[0], reflect.TypeOf(v), ""); err != nil {
-		return nil, err
+	doc := &Doc{File: file, Root: &root, reported: map[string]bool{}}
+	c := &checker{file: file, doc: doc}
+	c.check(root.Content[0], reflect.TypeOf(v), "")
+	if len(c.errs) > 0 {
+		// What was found wrong is left unset; the rest decodes.
+		for _, n := range c.unset {
+			*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null", Line: n.Line, Column: n.Column}
+		}
+		for _, k := range c.drop {
+			dropKey(k.mapping, k.key)
+		}
+		_ = root.Decode(v)
+		return doc, c.errs.Err()
 	}
 	// The strict decoder stays as a backstop; it agrees with check on
 	// every input check accepts.
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(v); err != nil {
-		// A type's own UnmarshalYAML (a duration, say) reports "line N: ...".
 		msg := err.Error()
 		var te *yaml.TypeError
 		if errors.As(err, &te) && len(te.Errors) > 0 {
@@ -103,6 +178,68 @@ func Decode(file string, data []byte, v any) (*Doc, error) {
 		return nil, &Error{File: file, Msg: "holds more than one YAML document (a line with ---); keep one"}
 	}
 	return doc, nil
+}
+
+func dropKey(m *yaml.Node, key *yaml.Node) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i] == key {
+			m.Content = append(m.Content[:i], m.Content[i+2:]...)
+			return
+		}
+	}
+}
+
+// Reported reports whether the field at path, or one of its parents, was
+// found wrong while decoding: a loader's own check of it would only repeat
+// the problem (or report the unset value the decoder left).
+func (d *Doc) Reported(path string) bool {
+	if d == nil {
+		return false
+	}
+	for p := path; p != ""; p = parentPath(p) {
+		if d.reported[p] {
+			return true
+		}
+	}
+	return false
+}
+
+func parentPath(p string) string {
+	if i := strings.LastIndexAny(p, ".["); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// Has reports whether the file spells out the field at path.
+func (d *Doc) Has(path string) bool {
+	return d.node(path) != nil
+}
+
+// node is the value node at path, nil when the file leaves it out.
+func (d *Doc) node(path string) *yaml.Node {
+	if d == nil || d.Root == nil || len(d.Root.Content) == 0 {
+		return nil
+	}
+	n := d.Root.Content[0]
+	for _, step := range splitPath(path) {
+		var next *yaml.Node
+		switch {
+		case step.key != "" && n.Kind == yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == step.key {
+					next = n.Content[i+1]
+				}
+			}
+		case step.key == "" && n.Kind == yaml.SequenceNode && step.index < len(n.Content):
+			next = n.Content[step.index]
+		}
+		if next == nil {
+			return nil
+		}
+		n = next
+	}
+	return n
 }
 
 // Line is the line of the field at path ("arms[1].sampling"), or of its
@@ -135,14 +272,10 @@ func (d *Doc) Line(path string) int {
 }
 
 // Errorf reports a problem found after decoding with the value at path
-// ("modes[1].name"), as "file:line: field path: message"; a field the file
+// ("modes[1].name"), as an *Error placed on its line; a field the file
 // leaves out is placed at its nearest parent.
 func (d *Doc) Errorf(path, format string, a ...any) error {
-	msg := fmt.Sprintf(format, a...)
-	if line := d.Line(path); line > 0 {
-		return fmt.Errorf("%s:%d: field %s: %s", d.File, line, path, msg)
-	}
-	return fmt.Errorf("%s: field %s: %s", d.File, path, msg)
+	return &Error{File: d.File, Line: d.Line(path), Field: path, Msg: fmt.Sprintf(format, a...)}
 }
 
 // Path spells a field path from map keys (strings) and list indexes
@@ -199,6 +332,14 @@ type Field struct {
 	Index []int
 	// Range is the `range` tag ("0,2", ",1", "1,").
 	Range string
+	// Enum is the `enum` tag: the values a text field takes ("a,b").
+	Enum string
+	// Default is the `default` tag: the value a field left out takes, as
+	// it would be written in the file.
+	Default string
+	// Shape is the `yamltype` tag: what a field the loader reads itself
+	// (a yaml.Node, or a type with its own UnmarshalYAML) takes, in words.
+	Shape string
 	// GoName is the Go field's name, for the reference's doc lookup.
 	GoName string
 	// Owner is the struct type that declares the field.
@@ -234,136 +375,208 @@ func Fields(t reflect.Type) []Field {
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		out = append(out, Field{Name: name, Type: f.Type, Index: []int{i}, Range: f.Tag.Get("range"), GoName: f.Name, Owner: t})
+		out = append(out, Field{Name: name, Type: f.Type, Index: []int{i}, Range: f.Tag.Get("range"), Enum: f.Tag.Get("enum"),
+			Default: f.Tag.Get("default"), Shape: f.Tag.Get("yamltype"), GoName: f.Name, Owner: t})
 	}
 	return out
 }
 
 var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
 var nodeType = reflect.TypeOf(yaml.Node{})
+var typedType = reflect.TypeOf((*Typed)(nil)).Elem()
 
-func check(file string, n *yaml.Node, t reflect.Type, path string) error {
+// Typed is a type that decodes itself (it implements yaml.Unmarshaler) and
+// names, in the writer's words, what it takes; the reference prints that
+// name and the decoder reports the type's own error at the field.
+type Typed interface {
+	YAMLType() string
+}
+
+// checker walks a document against a Go type, gathering every problem.
+type checker struct {
+	file string
+	doc  *Doc
+	errs Errors
+	// unset are the values found wrong (decoded as unset); drop the keys
+	// no field has.
+	unset []*yaml.Node
+	drop  []struct{ mapping, key *yaml.Node }
+}
+
+// fail records a problem with the field at path (placed on line); what
+// the field holds is left unset when unset is true.
+func (c *checker) fail(n *yaml.Node, path string, line int, unset bool, format string, a ...any) {
+	c.errs = append(c.errs, &Error{File: c.file, Line: line, Field: path, Msg: fmt.Sprintf(format, a...)})
+	c.doc.reported[path] = true
+	if unset {
+		c.unset = append(c.unset, n)
+	}
+}
+
+func (c *checker) check(n *yaml.Node, t reflect.Type, path string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	bad := func(line int, format string, a ...any) error {
-		return &Error{File: file, Line: line, Field: path, Msg: fmt.Sprintf(format, a...)}
-	}
+	bad := func(format string, a ...any) { c.fail(n, path, n.Line, true, format, a...) }
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return nil // left unset
+		return // left unset
 	}
-	if t == nodeType || reflect.PointerTo(t).Implements(unmarshalerType) {
-		return nil // the type decodes itself and says what is wrong
+	if t == nodeType {
+		return // the loader reads it and says what is wrong
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		// The type decodes itself: try it, and say its complaint here.
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			msg := err.Error()
+			if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+				msg = m[2]
+			}
+			bad("%s", cleanYAML(msg))
+		}
+		return
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			return bad(n.Line, "expected a mapping (name: value lines, or {name: value, ...}), got %s", describe(n))
-		}
-		fields := Fields(t)
-		byName := map[string]Field{}
-		var names []string
-		for _, f := range fields {
-			byName[f.Name] = f
-			names = append(names, f.Name)
-		}
-		seen := map[string]int{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			sub := join(path, k.Value)
-			if prev, ok := seen[k.Value]; ok {
-				return &Error{File: file, Line: k.Line, Field: sub, Msg: fmt.Sprintf("given twice (first on line %d)", prev)}
-			}
-			seen[k.Value] = k.Line
-			f, ok := byName[k.Value]
-			if !ok {
-				msg := fmt.Sprintf("unknown field %q", k.Value)
-				if s := Suggest(k.Value, names); s != "" {
-					msg += fmt.Sprintf("; did you mean %q?", s)
-				} else if s := suggestNested(k.Value, fields); s != "" {
-					msg += fmt.Sprintf("; did you mean %s?", s)
-				} else {
-					msg += "; known fields: " + strings.Join(names, ", ")
-				}
-				return &Error{File: file, Line: k.Line, Field: path, Msg: msg}
-			}
-			if err := check(file, v, f.Type, sub); err != nil {
-				return err
-			}
-			if err := checkRange(file, v, f, sub); err != nil {
-				return err
-			}
-		}
-		return nil
+		c.mapping(n, t, path)
+		return
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			return bad(n.Line, "expected a list (- item lines, or [a, b]), got %s", describe(n))
+			bad("expected a list (- item lines, or [a, b]), got %s", describe(n))
+			return
 		}
-		for i, c := range n.Content {
-			if err := check(file, c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
+		for i, e := range n.Content {
+			c.check(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
 		}
-		return nil
+		return
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
-			return bad(n.Line, "expected a mapping (name: value lines), got %s", describe(n))
+			bad("expected a mapping (name: value lines), got %s", describe(n))
+			return
 		}
 		if t.Elem().Kind() == reflect.Interface {
-			return nil // free-form (extra)
+			return // free-form (extra)
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if err := check(file, n.Content[i+1], t.Elem(), join(path, n.Content[i].Value)); err != nil {
-				return err
-			}
+			c.check(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value))
 		}
-		return nil
+		return
 	case reflect.Interface:
-		return nil
+		return
 	}
 	if n.Kind != yaml.ScalarNode {
-		return bad(n.Line, "expected %s, got %s", expected(t), describe(n))
+		bad("expected %s, got %s", expected(t), describe(n))
+		return
 	}
+	c.scalar(n, t, bad)
+}
+
+func (c *checker) scalar(n *yaml.Node, t reflect.Type, bad func(string, ...any)) {
 	switch t.Kind() {
 	case reflect.Float32, reflect.Float64:
 		if n.Tag != "!!int" && n.Tag != "!!float" {
-			return bad(n.Line, "expected a number, got %s%s", describe(n), quotedHint(n))
+			bad("expected a number, got %s%s", describe(n), quotedHint(n))
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if n.Tag != "!!int" {
-			if n.Tag == "!!float" {
-				return bad(n.Line, "expected a whole number, got %s", n.Value)
-			}
-			return bad(n.Line, "expected a whole number, got %s%s", describe(n), quotedHint(n))
+		switch {
+		case n.Tag == "!!float":
+			bad("expected a whole number, got %s", n.Value)
+		case n.Tag != "!!int":
+			bad("expected a whole number, got %s%s", describe(n), quotedHint(n))
 		}
 	case reflect.Bool:
 		if n.Tag != "!!bool" {
-			return bad(n.Line, "expected true or false, got %s", describe(n))
+			bad("expected true or false, got %s", describe(n))
 		}
 	case reflect.String:
 		// Any scalar reads as text.
 	}
-	return nil
 }
 
-// checkRange enforces a field's `range` tag on the value written.
-func checkRange(file string, n *yaml.Node, f Field, path string) error {
-	if f.Range == "" || n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
-		return nil
+func (c *checker) mapping(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind != yaml.MappingNode {
+		c.fail(n, path, n.Line, true, "expected a mapping (name: value lines, or {name: value, ...}), got %s", describe(n))
+		return
+	}
+	fields := Fields(t)
+	byName := map[string]Field{}
+	var names []string
+	for _, f := range fields {
+		byName[f.Name] = f
+		names = append(names, f.Name)
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		sub := join(path, k.Value)
+		if prev, ok := seen[k.Value]; ok {
+			c.fail(v, sub, k.Line, false, "given twice (first on line %d)", prev)
+			c.drop = append(c.drop, struct{ mapping, key *yaml.Node }{n, k})
+			continue
+		}
+		seen[k.Value] = k.Line
+		f, ok := byName[k.Value]
+		if !ok {
+			msg := fmt.Sprintf("unknown field %q", k.Value)
+			if s := Suggest(k.Value, names); s != "" {
+				msg += fmt.Sprintf("; did you mean %q?", s)
+			} else if s := suggestNested(k.Value, fields); s != "" {
+				msg += fmt.Sprintf("; did you mean %s?", s)
+			} else {
+				msg += "; known fields: " + strings.Join(names, ", ")
+			}
+			c.errs = append(c.errs, &Error{File: c.file, Line: k.Line, Field: path, Msg: msg})
+			c.doc.reported[sub] = true
+			c.drop = append(c.drop, struct{ mapping, key *yaml.Node }{n, k})
+			continue
+		}
+		before := len(c.errs)
+		c.check(v, f.Type, sub)
+		if len(c.errs) == before {
+			c.checkValue(v, f, sub)
+		}
+	}
+}
+
+// checkValue enforces a field's `range` and `enum` tags on the value
+// written.
+func (c *checker) checkValue(n *yaml.Node, f Field, path string) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return
+	}
+	if f.Enum != "" {
+		values := strings.Split(f.Enum, ",")
+		if !slices.Contains(values, n.Value) {
+			msg := fmt.Sprintf("%q is not one of %s", n.Value, strings.Join(values, ", "))
+			if s := Suggest(n.Value, values); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			c.fail(n, path, n.Line, false, "%s", msg)
+		}
+	}
+	if msg := checkRange(n, f); msg != "" {
+		c.fail(n, path, n.Line, false, "%s", msg)
+	}
+}
+
+// checkRange says what is wrong with a number outside the field's `range`
+// tag ("" when nothing is).
+func checkRange(n *yaml.Node, f Field) string {
+	if f.Range == "" || (n.Tag != "!!int" && n.Tag != "!!float") {
+		return ""
 	}
 	v, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
 	if err != nil {
-		return nil
+		return ""
 	}
 	lo, hi := ParseRange(f.Range)
 	if v < lo || v > hi || math.IsNaN(v) {
-		return &Error{File: file, Line: n.Line, Field: path, Msg: fmt.Sprintf("%s is out of range: %s", n.Value, DescribeRange(f.Range))}
+		return fmt.Sprintf("%s is out of range: %s", n.Value, DescribeRange(f.Range))
 	}
-	return nil
+	return ""
 }
 
 // ParseRange reads a `range` tag "min,max"; an empty side is unbounded.
@@ -422,15 +635,32 @@ func describe(n *yaml.Node) string {
 	return "something else"
 }
 
-// Expected names what a Go type takes, in YAML words.
+// expected names what a Go type takes, in YAML words, as an error says
+// it ("a whole number", "text").
 func expected(t reflect.Type) string {
-	return TypeName(t)
+	name := TypeName(t)
+	if name == "text" || name == "true or false" {
+		return name
+	}
+	return "a " + name
+}
+
+// TypeOf names what the field takes, in YAML words: its `yamltype` tag,
+// else the name of its type.
+func (f Field) TypeOf() string {
+	if f.Shape != "" {
+		return f.Shape
+	}
+	return TypeName(f.Type)
 }
 
 // TypeName names a Go type in YAML words, for errors and the reference.
 func TypeName(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(typedType) {
+		return reflect.New(t).Interface().(Typed).YAMLType()
 	}
 	if t == nodeType {
 		return "value"
@@ -643,4 +873,68 @@ func stripComment(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// FillDefaults gives every field of the struct v points to that holds its
+// zero value (unset: nil, 0, "") the value of its `default` tag, written as
+// in the file ("10m", "1800", "interleaved"), through nested structs,
+// pointers to them and lists of them. The tag is the one place a default
+// lives: the loaders apply it here and the reference prints it. A tag that
+// does not decode as its field's type is an error (a test loads every
+// type).
+func FillDefaults(v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("yamlcheck.FillDefaults: %T is not a pointer to a struct", v)
+	}
+	return fillStruct(rv.Elem())
+}
+
+func fillStruct(v reflect.Value) error {
+	for _, f := range Fields(v.Type()) {
+		fv := v.FieldByIndex(f.Index)
+		if f.Default != "" && fv.IsZero() {
+			ptr := reflect.New(fv.Type())
+			if err := yaml.Unmarshal([]byte(f.Default), ptr.Interface()); err != nil {
+				return fmt.Errorf("default of %s.%s (%q): %w", f.Owner.Name(), f.GoName, f.Default, err)
+			}
+			fv.Set(ptr.Elem())
+		}
+		if err := fillNested(fv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fillNested(fv reflect.Value) error {
+	switch {
+	case fv.Kind() == reflect.Struct && fv.Type() != nodeType:
+		return fillStruct(fv)
+	case fv.Kind() == reflect.Pointer && !fv.IsNil() && fv.Elem().Kind() == reflect.Struct:
+		return fillStruct(fv.Elem())
+	case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct:
+		for i := 0; i < fv.Len(); i++ {
+			if err := fillStruct(fv.Index(i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Default is the `default` tag of the YAML field name of the struct type
+// of v, decoded into T; it panics when the field has none or it does not
+// decode (for defaults applied where a value is used, read once at start).
+func Default[T any](v any, name string) T {
+	for _, f := range Fields(reflect.TypeOf(v)) {
+		if f.Name == name && f.Default != "" {
+			var out T
+			if err := yaml.Unmarshal([]byte(f.Default), &out); err != nil {
+				panic(fmt.Sprintf("yamlcheck.Default(%T, %s): %v", v, name, err))
+			}
+			return out
+		}
+	}
+	panic(fmt.Sprintf("yamlcheck.Default(%T, %s): no default tag", v, name))
 }

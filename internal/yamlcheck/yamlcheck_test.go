@@ -1,9 +1,14 @@
 package yamlcheck
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 type inner struct {
@@ -86,7 +91,83 @@ func TestDecodeFile(t *testing.T) {
 	if err != nil || v.Name != "x" || v.Items[0].TopK != 2 {
 		t.Fatalf("decoded %+v, %v", v, err)
 	}
-	if got, want := doc.Errorf(Path("items", 0, "top_k"), "%d is odd", 3).Error(), f+":2: field items[0].top_k: 3 is odd"; got != want {
+	if got, want := doc.Errorf(Path("items", 0, "top_k"), "%d is odd", 3).Error(), f+":2: items[0].top_k: 3 is odd"; got != want {
 		t.Fatalf("Errorf = %s, want %s", got, want)
+	}
+}
+
+type typed struct{ v string }
+
+func (typed) YAMLType() string { return "a word of two letters" }
+
+func (t *typed) UnmarshalYAML(n *yaml.Node) error {
+	if len(n.Value) != 2 {
+		return fmt.Errorf("line %d: %q has not two letters", n.Line, n.Value)
+	}
+	t.v = n.Value
+	return nil
+}
+
+type tagged struct {
+	Policy string  `yaml:"policy" enum:"interleaved,sequential" default:"interleaved"`
+	Code   typed   `yaml:"code"`
+	Rate   float64 `yaml:"rate" range:"0,1"`
+	Name   string  `yaml:"name"`
+	Items  []inner `yaml:"items"`
+}
+
+// TestDecodeReportsEveryProblem: every mistake of a file comes back at
+// once, in line order, each with its line and field path; what was not
+// wrong is decoded (a wrong field left unset) and Doc.Reported tells the
+// loader which fields not to check again.
+func TestDecodeReportsEveryProblem(t *testing.T) {
+	in := "policy: interleavd\ncode: abc\nrate: 3\nnmae: x\nname: ok\nitems:\n  - top_k: [1]\n  - top_k: 4\n    temperature: 1\n"
+	var v tagged
+	doc, err := Decode("f.yaml", []byte(in), &v)
+	want := []string{
+		`f.yaml:1: policy: "interleavd" is not one of interleaved, sequential (did you mean "interleaved"?)`,
+		`f.yaml:2: code: "abc" has not two letters`,
+		`f.yaml:3: rate: 3 is out of range: from 0 to 1`,
+		`f.yaml:4: unknown field "nmae"; did you mean "name"?`,
+		`f.yaml:7: items[0].top_k: expected a whole number, got a list`,
+	}
+	var list Errors
+	if !errors.As(err, &list) || err.Error() != strings.Join(want, "\n") || len(list.Errors()) != len(want) {
+		t.Fatalf("got\n%v\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+	if doc == nil || v.Name != "ok" || len(v.Items) != 2 || v.Items[0].TopK != 0 || v.Items[1].TopK != 4 || v.Code.v != "" {
+		t.Errorf("decoded %+v", v)
+	}
+	for path, want := range map[string]bool{"policy": true, "code": true, "nmae": true, "items[0].top_k": true, "items[0]": false,
+		"items[1].top_k": false, "name": false, "items[0].top_k.x": true} {
+		if got := doc.Reported(path); got != want {
+			t.Errorf("Reported(%q) = %v, want %v", path, got, want)
+		}
+	}
+	if !doc.Has("items[1].temperature") || doc.Has("items[0].temperature") || doc.Has("rate.x") {
+		t.Error("Has is wrong")
+	}
+	var ye *Error
+	if !errors.As(err, &ye) || ye.Line != 1 {
+		t.Errorf("errors.As(*Error) = %v", ye)
+	}
+	// One problem is the one *Error, as before.
+	if _, err := Decode("f.yaml", []byte("rate: 2\n"), &v); err == nil || err.Error() != "f.yaml:1: rate: 2 is out of range: from 0 to 1" {
+		t.Errorf("one problem: %v", err)
+	}
+	if _, err := Decode("f.yaml", []byte("code: ab\npolicy: sequential\n"), &v); err != nil || v.Code.v != "ab" {
+		t.Errorf("good file: %v %+v", err, v)
+	}
+}
+
+// TestTypeNames: the reference names a type as the decoder takes it.
+func TestTypeNames(t *testing.T) {
+	for _, tt := range []struct {
+		v    any
+		want string
+	}{{typed{}, "a word of two letters"}, {1.5, "number"}, {3, "whole number"}, {"", "text"}, {[]inner{}, "list of mapping"}, {map[string]string{}, "mapping of text"}} {
+		if got := TypeName(reflect.TypeOf(tt.v)); got != tt.want {
+			t.Errorf("%T: %q, want %q", tt.v, got, tt.want)
+		}
 	}
 }

@@ -310,7 +310,6 @@ func (m *Machine) Bind(fs *flag.FlagSet) {
 
 // Bind defines the flags of 'evalctl screen report' that fill o.
 func (o *ReportOptions) Bind(fs *flag.FlagSet) {
-	fs.StringVar(&o.Format, "format", "table", "table, json or html")
 	fs.StringVar(&o.Compare, "compare", "", "two modes A,B to set side by side (A against B)")
 }
 

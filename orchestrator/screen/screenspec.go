@@ -3,7 +3,6 @@ package screen
 import (
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/evalctl/evalctl/internal/yamlcheck"
 	"github.com/evalctl/evalctl/orchestrator/serving"
@@ -35,22 +34,23 @@ type Spec struct {
 	Baseline string `yaml:"baseline" json:"baseline"`
 	// Modes are the server configurations measured (required).
 	Modes []ModeSpec `yaml:"modes" json:"modes"`
-	// PromptTargets are input sizes in tokens (e.g. 8192, 32768).
+	// PromptTargets are input sizes in tokens (e.g. 8192, 32768): one cold
+	// prompt of each size per mode and seed.
 	PromptTargets []int `yaml:"prompt_targets" json:"prompt_targets"`
 	// Seeds: one sample per seed per mode and target.
 	Seeds []int64 `yaml:"seeds" json:"seeds"`
 	// OutputTokens is the exact number of tokens each sample generates.
 	OutputTokens int `yaml:"output_tokens" json:"output_tokens"`
-	// ToleranceTokens bounds |actual prompt tokens - target| (default 64).
-	ToleranceTokens int `yaml:"tolerance_tokens" json:"tolerance_tokens"`
+	// ToleranceTokens bounds |actual prompt tokens - target|.
+	ToleranceTokens int `yaml:"tolerance_tokens" json:"tolerance_tokens" default:"64"`
 	// CtxSize, when set, overrides every profile's ctx_size.
 	CtxSize int `yaml:"ctx_size" json:"ctx_size"`
-	// RequestTimeout bounds one generation (default 30m).
-	RequestTimeout serving.Duration `yaml:"request_timeout" json:"request_timeout"`
+	// RequestTimeout bounds one generation.
+	RequestTimeout serving.Duration `yaml:"request_timeout" json:"request_timeout" default:"30m"`
 	// Temperature is sent with every request when set.
 	Temperature *float64 `yaml:"temperature" json:"temperature"`
-	// Fixtures, instead of PromptTargets, are fixed input files every mode
-	// is measured on (see Fixture).
+	// Fixtures, instead of prompt_targets, are fixed input files every
+	// mode is measured on.
 	Fixtures []Fixture `yaml:"fixtures" json:"fixtures,omitempty"`
 }
 
@@ -61,8 +61,9 @@ type ModeSpec struct {
 	// Profile is the profile file, relative to the spec file.
 	Profile string `yaml:"profile" json:"profile"`
 	// Request holds fields added to every /completion request of the
-	// mode (e.g. logit_bias), after evalctl's own; the fields a screen
-	// needs to measure (see screenFields) cannot be changed.
+	// mode (e.g. logit_bias), after evalctl's own; the fields a sample is
+	// defined by (prompt, n_predict, ignore_eos, seed, cache_prompt,
+	// stream) cannot be changed.
 	Request map[string]any `yaml:"request" json:"request,omitempty"`
 }
 
@@ -104,6 +105,9 @@ func LoadSpec(file string) (*Screen, error) {
 
 func (sc *Screen) validate(doc *yamlcheck.Doc, dir string) error {
 	s := &sc.Spec
+	if err := yamlcheck.FillDefaults(s); err != nil {
+		return err
+	}
 	if s.Name == "" {
 		return doc.Errorf(yamlcheck.Path("name"), "is required")
 	}
@@ -177,17 +181,11 @@ func (sc *Screen) validate(doc *yamlcheck.Doc, dir string) error {
 	if s.ToleranceTokens < 0 {
 		return doc.Errorf(yamlcheck.Path("tolerance_tokens"), "must not be negative")
 	}
-	if s.ToleranceTokens == 0 {
-		s.ToleranceTokens = 64
-	}
 	if s.CtxSize < 0 {
 		return doc.Errorf(yamlcheck.Path("ctx_size"), "must be positive")
 	}
 	if s.RequestTimeout < 0 {
 		return doc.Errorf(yamlcheck.Path("request_timeout"), "must be positive")
-	}
-	if s.RequestTimeout == 0 {
-		s.RequestTimeout = serving.Duration(30 * time.Minute)
 	}
 	for i, m := range s.Modes {
 		p := sc.Profiles[m.Name]

@@ -2,25 +2,37 @@ package serving
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
 	"gopkg.in/yaml.v3"
 )
 
-// Duration is a time.Duration written in YAML and JSON as Go duration text
-// ("90s", "10m").
+// Duration is a time.Duration written in YAML as Go duration text ("90s",
+// "10m") or a number of seconds (30), and in JSON as duration text.
 type Duration time.Duration
 
-// UnmarshalYAML accepts Go duration text.
+// YAMLType says what a duration field takes, for errors and the plan
+// reference.
+func (Duration) YAMLType() string { return "duration (90s, 10m, or a number of seconds)" }
+
+// UnmarshalYAML accepts Go duration text or a number of seconds.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	var s string
-	if err := n.Decode(&s); err != nil {
-		return err
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: expected a duration (90s, 10m, or a number of seconds), got a %s", n.Line, map[yaml.Kind]string{yaml.MappingNode: "mapping", yaml.SequenceNode: "list"}[n.Kind])
 	}
-	v, err := time.ParseDuration(s)
+	if n.Tag == "!!int" || n.Tag == "!!float" {
+		sec, err := strconv.ParseFloat(n.Value, 64)
+		if err != nil || sec < 0 || sec > math.MaxInt64/float64(time.Second) {
+			return fmt.Errorf("line %d: %s is not a number of seconds a duration can hold", n.Line, n.Value)
+		}
+		*d = Duration(sec * float64(time.Second))
+		return nil
+	}
+	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration (like 90s or 10m)", n.Line, s)
+		return fmt.Errorf("line %d: %q is not a duration (90s, 10m, or a number of seconds)", n.Line, n.Value)
 	}
 	*d = Duration(v)
 	return nil

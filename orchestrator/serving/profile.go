@@ -13,7 +13,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -48,12 +47,11 @@ const (
 	APIOpenAI      API = "openai"
 )
 
-// Defaults for profile fields left out.
-const (
-	DefaultHealthPath     = "/health"
-	DefaultStartupTimeout = 10 * time.Minute
-	DefaultStopTimeout    = 15 * time.Second
-	DefaultHost           = "127.0.0.1"
+// Defaults for profile fields left out: the fields' default tags, which
+// LoadProfile applies.
+var (
+	DefaultStartupTimeout = time.Duration(yamlcheck.Default[Duration](Profile{}, "startup_timeout"))
+	DefaultStopTimeout    = time.Duration(yamlcheck.Default[Duration](Profile{}, "stop_timeout"))
 )
 
 // Profile is how to start one model server configuration. Command, Env and
@@ -62,8 +60,8 @@ const (
 type Profile struct {
 	// Name names the server configuration (required).
 	Name string `yaml:"name" json:"name"`
-	// API is llama-server (default) or openai (vLLM and the like).
-	API API `yaml:"api" json:"api"`
+	// API is llama-server or openai (vLLM and the like).
+	API API `yaml:"api" json:"api" enum:"llama-server,openai" default:"llama-server"`
 	// Command is the server's argv, templated.
 	Command []string `yaml:"command" json:"command"`
 	// Model is the weights path; relative paths are from the profile file.
@@ -71,16 +69,16 @@ type Profile struct {
 	// CtxSize is the context size passed as {{ctx_size}}; a capacity probe
 	// overrides it per size.
 	CtxSize int `yaml:"ctx_size" json:"ctx_size"`
-	// Host is the address the server listens on (default 127.0.0.1).
-	Host string `yaml:"host" json:"host"`
+	// Host is the address the server listens on.
+	Host string `yaml:"host" json:"host" default:"127.0.0.1"`
 	// Port 0 picks a free port at each start.
 	Port int `yaml:"port" json:"port"`
-	// HealthPath is polled until the server answers 200 (default /health).
-	HealthPath string `yaml:"health_path" json:"health_path"`
-	// StartupTimeout bounds the wait for health (default 10m).
-	StartupTimeout Duration `yaml:"startup_timeout" json:"startup_timeout"`
-	// StopTimeout is how long a stop waits before killing (default 15s).
-	StopTimeout Duration `yaml:"stop_timeout" json:"stop_timeout"`
+	// HealthPath is polled until the server answers 200.
+	HealthPath string `yaml:"health_path" json:"health_path" default:"/health"`
+	// StartupTimeout bounds the wait for health.
+	StartupTimeout Duration `yaml:"startup_timeout" json:"startup_timeout" default:"10m"`
+	// StopTimeout is how long a stop waits before killing.
+	StopTimeout Duration `yaml:"stop_timeout" json:"stop_timeout" default:"15s"`
 	// Env adds environment variables to the server's, templated.
 	Env map[string]string `yaml:"env" json:"env"`
 	// WorkDir is the server's working directory; "" means the profile's.
@@ -88,9 +86,9 @@ type Profile struct {
 	// HashFiles are the files whose SHA-256 the identity records (model
 	// weights, draft models, chat templates), templated.
 	HashFiles []string `yaml:"hash_files" json:"hash_files"`
-	// Restart is when a cohort restarts the server: never (default),
-	// per_arm or per_attempt.
-	Restart Restart `yaml:"restart" json:"restart"`
+	// Restart is when a cohort restarts the server: never, per_arm (on
+	// each switch of arm) or per_attempt.
+	Restart Restart `yaml:"restart" json:"restart" enum:"never,per_arm,per_attempt" default:"never"`
 	// Device names the hardware the server runs on (a cohort runs arms on
 	// different devices side by side; see the plan's concurrency).
 	Device string `yaml:"device" json:"device,omitempty"`
@@ -119,7 +117,7 @@ func LoadProfile(file string) (*Profile, error) {
 		return nil, fmt.Errorf("load profile %s: %w", file, err)
 	}
 	// One read: the digest is of the bytes that were decoded.
-	data, err := os.ReadFile(abs)
+	data, err := yamlcheck.ReadFile(abs)
 	if err != nil {
 		return nil, fmt.Errorf("load profile: %w", err)
 	}
@@ -138,12 +136,13 @@ func LoadProfile(file string) (*Profile, error) {
 }
 
 func (p *Profile) validate(doc *yamlcheck.Doc) error {
+	if err := yamlcheck.FillDefaults(p); err != nil {
+		return err
+	}
 	if p.Name == "" {
 		return doc.Errorf(yamlcheck.Path("name"), "is required")
 	}
 	switch p.API {
-	case "":
-		p.API = APILlamaServer
 	case APILlamaServer, APIOpenAI:
 	default:
 		return doc.Errorf(yamlcheck.Path("api"), "%q is not one of llama-server, openai", p.API)
@@ -188,14 +187,8 @@ func (p *Profile) validate(doc *yamlcheck.Doc) error {
 	if p.CtxSize < 0 {
 		return doc.Errorf(yamlcheck.Path("ctx_size"), "must be positive")
 	}
-	if p.Host == "" {
-		p.Host = DefaultHost
-	}
 	if p.Port < 0 || p.Port > 65535 {
 		return doc.Errorf(yamlcheck.Path("port"), "%d is not a port (0 picks a free one)", p.Port)
-	}
-	if p.HealthPath == "" {
-		p.HealthPath = DefaultHealthPath
 	}
 	if !strings.HasPrefix(p.HealthPath, "/") {
 		return doc.Errorf(yamlcheck.Path("health_path"), "%q must start with /", p.HealthPath)
@@ -203,18 +196,10 @@ func (p *Profile) validate(doc *yamlcheck.Doc) error {
 	if p.StartupTimeout < 0 {
 		return doc.Errorf(yamlcheck.Path("startup_timeout"), "must be positive")
 	}
-	if p.StartupTimeout == 0 {
-		p.StartupTimeout = Duration(DefaultStartupTimeout)
-	}
 	if p.StopTimeout < 0 {
 		return doc.Errorf(yamlcheck.Path("stop_timeout"), "must be positive")
 	}
-	if p.StopTimeout == 0 {
-		p.StopTimeout = Duration(DefaultStopTimeout)
-	}
 	switch p.Restart {
-	case "":
-		p.Restart = RestartNever
 	case RestartNever, RestartPerArm, RestartPerAttempt:
 	default:
 		return doc.Errorf(yamlcheck.Path("restart"), "%q is not one of never, per_arm, per_attempt", p.Restart)

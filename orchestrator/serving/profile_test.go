@@ -15,17 +15,18 @@ func TestLoadProfileStrict(t *testing.T) {
 		wantErr string // substring, with file:line
 	}{
 		{name: "unknown field", yaml: "name: a\ncommand: [x]\nctx-size: 8\n", wantErr: `p.yaml:3: unknown field "ctx-size"; did you mean "ctx_size"?`},
-		{name: "no name", yaml: "command: [x]\n", wantErr: "p.yaml:1: field name: is required"},
-		{name: "no command", yaml: "name: a\n", wantErr: "p.yaml:1: field command: is required"},
+		{name: "no name", yaml: "command: [x]\n", wantErr: "p.yaml:1: name: is required"},
+		{name: "no command", yaml: "name: a\n", wantErr: "p.yaml:1: command: is required"},
 		{name: "unknown placeholder", yaml: "name: a\ncommand:\n  - llama-server\n  - --port\n  - '{{prot}}'\n",
-			wantErr: "p.yaml:5: field command[2]: unknown placeholder {{prot}}"},
-		{name: "malformed placeholder", yaml: "name: a\ncommand: [x, '{{port']\n", wantErr: "field command[1]: malformed placeholder"},
-		{name: "bad restart", yaml: "name: a\ncommand: [x]\nrestart: per_case\n", wantErr: "p.yaml:3: field restart: \"per_case\" is not one of never, per_arm, per_attempt"},
-		{name: "bad duration", yaml: "name: a\ncommand: [x]\nstartup_timeout: 10 minutes\n", wantErr: "p.yaml:3: \"10 minutes\" is not a duration"},
-		{name: "bad api", yaml: "name: a\ncommand: [x]\napi: tgi\n", wantErr: "p.yaml:3: field api:"},
-		{name: "bad health path", yaml: "name: a\ncommand: [x]\nhealth_path: health\n", wantErr: "p.yaml:3: field health_path"},
-		{name: "bad env placeholder", yaml: "name: a\ncommand: [x]\nenv:\n  A: ok\n  B: '{{nope}}'\n", wantErr: "p.yaml:5: field env.B: unknown placeholder"},
-		{name: "port range", yaml: "name: a\ncommand: [x]\nport: 70000\n", wantErr: "p.yaml:3: field port: 70000 is not a port (0 picks a free one)"},
+			wantErr: "p.yaml:5: command[2]: unknown placeholder {{prot}}"},
+		{name: "malformed placeholder", yaml: "name: a\ncommand: [x, '{{port']\n", wantErr: "p.yaml:2: command[1]: malformed placeholder"},
+		{name: "bad restart", yaml: "name: a\ncommand: [x]\nrestart: per_case\n", wantErr: "p.yaml:3: restart: \"per_case\" is not one of never, per_arm, per_attempt"},
+		{name: "bad duration", yaml: "name: a\ncommand: [x]\nstartup_timeout: 10 minutes\n", wantErr: "p.yaml:3: startup_timeout: \"10 minutes\" is not a duration (90s, 10m, or a number of seconds)"},
+		{name: "duration as a list", yaml: "name: a\ncommand: [x]\nstartup_timeout: [30]\n", wantErr: "p.yaml:3: startup_timeout: expected a duration (90s, 10m, or a number of seconds), got a list"},
+		{name: "bad api", yaml: "name: a\ncommand: [x]\napi: tgi\n", wantErr: "p.yaml:3: api:"},
+		{name: "bad health path", yaml: "name: a\ncommand: [x]\nhealth_path: health\n", wantErr: "p.yaml:3: health_path"},
+		{name: "bad env placeholder", yaml: "name: a\ncommand: [x]\nenv:\n  A: ok\n  B: '{{nope}}'\n", wantErr: "p.yaml:5: env.B: unknown placeholder"},
+		{name: "port range", yaml: "name: a\ncommand: [x]\nport: 70000\n", wantErr: "p.yaml:3: port: 70000 is not a port (0 picks a free one)"},
 		{name: "two documents", yaml: "name: a\ncommand: [x]\n---\nname: b\n", wantErr: "p.yaml: holds more than one YAML document (a line with ---); keep one"},
 		{name: "wrong type", yaml: "name: a\ncommand: [x]\nctx_size: big\n", wantErr: `p.yaml:3: ctx_size: expected a whole number, got the text "big"`},
 		{name: "nested wrong type", yaml: "name: a\ncommand: x\n", wantErr: `p.yaml:2: command: expected a list (- item lines, or [a, b]), got the text "x"`},
@@ -96,6 +97,19 @@ func TestExampleProfilesLoad(t *testing.T) {
 	for _, f := range files {
 		if _, err := LoadProfile(f); err != nil {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// TestProfileDurations: a duration is written as the reference says, Go
+// duration text or a number of seconds (startup_timeout: 30 is 30 s).
+func TestProfileDurations(t *testing.T) {
+	for in, want := range map[string]time.Duration{"30": 30 * time.Second, "2.5": 2500 * time.Millisecond, "90s": 90 * time.Second, "10m": 10 * time.Minute} {
+		path := filepath.Join(t.TempDir(), "p.yaml")
+		os.WriteFile(path, []byte("name: a\ncommand: [x]\nstartup_timeout: "+in+"\nstop_timeout: "+in+"\n"), 0o644)
+		p, err := LoadProfile(path)
+		if err != nil || time.Duration(p.StartupTimeout) != want || time.Duration(p.StopTimeout) != want {
+			t.Errorf("%s: %v %v, want %v", in, p, err, want)
 		}
 	}
 }

@@ -23,7 +23,7 @@ func TestShow(t *testing.T) {
 		{"by prefix in every run", ShowRequest{Args: []string{"01a230a6-ae8e"}, Root: root, Format: "json"}, false, `"id": "01a230a6-ae8e-7d26-8bcd-7abc672f064a"`},
 		{"by slot", ShowRequest{Args: []string{run, "flawed", "tsadd", "repeat-1"}, Format: "table"}, false, "01a230a6-ae9a-7445-918a-2cc4bb1c7f91"},
 		{"bad format", ShowRequest{Args: []string{"x"}, Format: "yaml"}, true, `unknown --format "yaml" (want text or json)`},
-		{"two arguments", ShowRequest{Args: []string{"a", "b"}, Format: "text"}, true, "show takes an attempt id (or prefix), or RUN ARM CASE REPEAT"},
+		{"two arguments", ShowRequest{Args: []string{"a", "b"}, Format: "text"}, true, "name one attempt"},
 		{"ambiguous", ShowRequest{Args: []string{"01a230a6-ae"}, Run: run, Format: "text"}, true, "ambiguous attempt"},
 		{"no such attempt", ShowRequest{Args: []string{"zz"}, Run: run, Format: "text"}, true, "no such attempt"},
 		{"no folder of runs", ShowRequest{Args: []string{"zz"}, Root: t.TempDir() + "/nope", Format: "text"}, true, "name its run with --run"},

@@ -70,78 +70,8 @@ type FileDiff struct {
 	Binary  bool   `json:"binary,omitempty"`
 }
 
-// ErrNoAttempt is returned by Find when nothing matches.
-var ErrNoAttempt = errors.New("no such attempt")
-
-// ErrAmbiguous is returned by Find when a prefix matches several attempts.
-var ErrAmbiguous = errors.New("ambiguous attempt")
-
-// Query names an attempt: an id or an id prefix, or a run's arm, case and
-// repeat label (the latest attempt of that slot).
-type Query struct {
-	ID                string
-	Arm, Case, Repeat string
-}
-
-// Find returns the run directory and attempt id a query names, searching
-// the given run directories.
-func Find(runDirs []string, q Query) (dir, id string, err error) {
-	type hit struct{ dir, id string }
-	var hits []hit
-	for _, d := range runDirs {
-		if q.ID != "" {
-			entries, err := os.ReadDir(filepath.Join(d, runstore.AttemptsDir))
-			if err != nil {
-				continue
-			}
-			for _, e := range entries {
-				if e.IsDir() && strings.HasPrefix(e.Name(), q.ID) {
-					if e.Name() == q.ID {
-						return d, q.ID, nil
-					}
-					hits = append(hits, hit{d, e.Name()})
-				}
-			}
-			continue
-		}
-		st, err := runstore.Open(d)
-		if err != nil {
-			return "", "", err
-		}
-		all, err := st.Attempts()
-		if err != nil {
-			return "", "", err
-		}
-		var last *evalctl.Attempt
-		for _, a := range all { // slot order, replacements after what they replace
-			if a.Arm == q.Arm && a.Case == q.Case && a.Repeat == q.Repeat {
-				last = a
-			}
-		}
-		if last != nil {
-			hits = append(hits, hit{d, last.ID})
-		}
-	}
-	what := q.ID
-	if what == "" {
-		what = q.Arm + " " + q.Case + " " + q.Repeat
-	}
-	switch len(hits) {
-	case 0:
-		return "", "", fmt.Errorf("attempt %q: %w in %d run(s)", what, ErrNoAttempt, len(runDirs))
-	case 1:
-		return hits[0].dir, hits[0].id, nil
-	}
-	var names []string
-	for i, h := range hits {
-		if i == 5 {
-			names = append(names, fmt.Sprintf("and %d more", len(hits)-5))
-			break
-		}
-		names = append(names, h.id)
-	}
-	return "", "", fmt.Errorf("attempt %q: %w: it matches %d attempts (%s)", what, ErrAmbiguous, len(hits), strings.Join(names, ", "))
-}
+// ErrNoAttempt is returned when an attempt named does not exist.
+var ErrNoAttempt = runstore.ErrNoAttempt
 
 // Load reads one attempt of the run in dir.
 func Load(dir, id string) (*Detail, error) {

@@ -1,7 +1,6 @@
 package inspect
 
 import (
-	"errors"
 	"strings"
 	"testing"
 )
@@ -27,22 +26,5 @@ func TestDiff(t *testing.T) {
 	}
 	if !got[0].Binary || got[0].Unified != "" {
 		t.Errorf("binary file: %+v", got[0])
-	}
-}
-
-func TestFind(t *testing.T) {
-	run := "../../cmd/evalctl/testdata/recorded/fixture-ab-01a230a6-ae6c-7a5b-8772-8ca68c6bda0a"
-	dir, id, err := Find([]string{run}, Query{ID: "01a230a6-ae8e"})
-	if err != nil || dir != run || id != "01a230a6-ae8e-7d26-8bcd-7abc672f064a" {
-		t.Errorf("by prefix: %s %s %v", dir, id, err)
-	}
-	if _, id, err := Find([]string{run}, Query{Arm: "flawed", Case: "tsadd", Repeat: "repeat-1"}); err != nil || id != "01a230a6-ae9a-7445-918a-2cc4bb1c7f91" {
-		t.Errorf("by slot: %s %v", id, err)
-	}
-	if _, _, err := Find([]string{run}, Query{ID: "01a230a6-ae"}); !errors.Is(err, ErrAmbiguous) {
-		t.Errorf("ambiguous prefix: %v", err)
-	}
-	if _, _, err := Find([]string{run}, Query{ID: "zz"}); !errors.Is(err, ErrNoAttempt) {
-		t.Errorf("unknown: %v", err)
 	}
 }

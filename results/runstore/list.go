@@ -408,7 +408,9 @@ var ErrNoRun = errors.New("no such run")
 var ErrAmbiguous = errors.New("ambiguous run")
 
 // Resolve finds the run directory arg names: a run directory path, or under
-// root a directory name, a run id, or a unique prefix of either.
+// root a directory name, a run id, or a unique prefix of either. Naming no
+// run (a path that holds none, a name that matches none) or several is the
+// user's mistake: an *evalctl.UsageError wrapping ErrNoRun or ErrAmbiguous.
 func Resolve(root, arg string) (string, error) {
 	if IsRunDir(arg) {
 		return arg, nil
@@ -417,8 +419,13 @@ func Resolve(root, arg string) (string, error) {
 	if arg == "" || statErr == nil || strings.ContainsRune(arg, os.PathSeparator) {
 		// A path: say what is wrong with it (exists but holds no run, or
 		// does not exist).
-		if _, err := Open(arg); err != nil {
-			return "", fmt.Errorf("%w; 'evalctl runs' lists runs by name and id", err)
+		switch _, err := Open(arg); {
+		case statErr != nil:
+			return "", evalctl.Usage(fmt.Errorf("%s: %w (no such file or directory); 'evalctl runs' lists runs by name and id", arg, ErrNoRun))
+		case err != nil && !fileExists(filepath.Join(arg, PlanFile)):
+			return "", evalctl.Usage(fmt.Errorf("%s: %w: not a run directory (it holds no %s); 'evalctl runs' lists runs by name and id", arg, ErrNoRun, RunFile))
+		case err != nil:
+			return "", evalctl.Usage(fmt.Errorf("%w (%w)", err, ErrNoRun))
 		}
 		return arg, nil
 	}
@@ -434,6 +441,9 @@ func Lookup(root, arg string) (string, error) {
 		return "", evalctl.Usage(fmt.Errorf("run %q: %w", arg, ErrNoRun))
 	}
 	entries, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", evalctl.Usage(fmt.Errorf("run %q: %w: not a run directory, and there is no folder of runs at %s to look it up in (give the run's directory, or set %s)", arg, ErrNoRun, root, RunsEnv))
+	}
 	if err != nil {
 		return "", fmt.Errorf("run %q: not a run directory, and %w (run ids and prefixes are looked up under %s)", arg, err, root)
 	}
@@ -468,6 +478,58 @@ func Lookup(root, arg string) (string, error) {
 	sort.Strings(all)
 	return "", evalctl.Usage(fmt.Errorf("run %q: %w: it matches %d runs under %s: %s", arg, ErrAmbiguous, len(all), root, strings.Join(all, ", ")))
 }
+
+// ResolveID is the id of the run arg names (see Resolve); "" stays "". A
+// well-formed run id that names no run under root is taken as it is, with
+// known false, for what the run left behind elsewhere (sandbox containers
+// carry the id) after its directory was removed.
+func ResolveID(root, arg string) (id string, known bool, err error) {
+	if arg == "" {
+		return "", false, nil
+	}
+	dir, err := Resolve(root, arg)
+	if err != nil {
+		if errors.Is(err, ErrNoRun) && runID.MatchString(arg) {
+			return arg, false, nil
+		}
+		return "", false, err
+	}
+	st, err := Open(dir)
+	if err != nil {
+		return "", false, err
+	}
+	r, err := st.ReadRun()
+	if err != nil {
+		return "", false, err
+	}
+	return r.ID, true, nil
+}
+
+// ResolveInputs resolves each argument that is not a file as a run (see
+// Resolve); files (a fixture diagnosis, say) stay as they are.
+func ResolveInputs(root string, args []string) ([]string, error) {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if fi, err := os.Stat(a); err == nil && !fi.IsDir() {
+			out[i] = a
+			continue
+		}
+		d, err := Resolve(root, a)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// runID is the form of a run id (a UUID).
+var runID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 // Expand turns a folder of runs into its run directories of the given kind
 // ("" for any), oldest first; a run directory stays itself.

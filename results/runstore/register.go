@@ -89,7 +89,7 @@ func (s *Store) Registered(kind, planFile string) (*Run, []byte, error) {
 		if what == "" {
 			what = kind + " run"
 		}
-		return nil, nil, fmt.Errorf("%s is a %q run, not a %s", s.Dir, got, what)
+		return nil, nil, evalctl.Usagef("%s is a %q run, not a %s", s.Dir, got, what)
 	}
 	data, err := os.ReadFile(s.Path(planFile))
 	if err != nil {

@@ -63,8 +63,8 @@ func TestResolveAllFolder(t *testing.T) {
 }
 
 // TestLookupMistakesAreUsage: naming no run or several is the user's
-// mistake (exit 2), and still ErrNoRun or ErrAmbiguous to errors.Is; a
-// folder that cannot be read is not.
+// mistake (exit 2), and still ErrNoRun or ErrAmbiguous to errors.Is, as
+// is a folder of runs that does not exist; one that cannot be read is not.
 func TestLookupMistakesAreUsage(t *testing.T) {
 	root := t.TempDir()
 	for _, name := range []string{"abc-1", "abc-2"} {
@@ -83,7 +83,8 @@ func TestLookupMistakesAreUsage(t *testing.T) {
 		{"nosuchrun", root, ErrNoRun, true},
 		{"..", root, ErrNoRun, true},
 		{"abc", root, ErrAmbiguous, true},
-		{"abc", filepath.Join(root, "missing"), nil, false},
+		{"abc", filepath.Join(root, "missing"), ErrNoRun, true},
+		{"abc", filepath.Join(root, "abc-1", RunFile), nil, false},
 	}
 	for _, tt := range tests {
 		_, err := Lookup(tt.root, tt.arg)

@@ -14,12 +14,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 
 	"golang.org/x/term"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/internal/yamlcheck"
 	"github.com/evalctl/evalctl/results/runstore"
 )
 
@@ -84,26 +86,43 @@ func Main(ctx context.Context, e *Env, commands map[string]Command, args []strin
 
 // ExitCode prints err in one line on stderr, prefixed by the command's
 // name, and maps it to an exit code: 0 success (--help included), 1 the
-// work failed, 2 a usage error (*evalctl.UsageError), or an *Exit's own.
+// work failed, 2 a usage error (*evalctl.UsageError, or a mistake in a file
+// the user wrote or named: *yamlcheck.Error), or an *Exit's own.
+// An error that lists several mistakes (it has a method Errors() []error,
+// as a plan's do) prints one line for each.
 func ExitCode(stderr io.Writer, name string, err error) int {
 	var ue *evalctl.UsageError
 	var ee *Exit
-	code, msg := 1, ""
+	var ye *yamlcheck.Error
+	code, see, msg := 1, "", err
 	switch {
 	case err == nil || errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &ue) && ue.See != "":
-		code, msg = 2, fmt.Sprintf("%s (%s)", ue.Error(), ue.See)
-	case errors.As(err, &ue):
-		code, msg = 2, fmt.Sprintf("%s (see 'evalctl %s --help')", ue.Error(), name)
 	case errors.As(err, &ee) && ee.Msg == "":
 		return ee.Code
 	case errors.As(err, &ee):
-		code, msg = ee.Code, ee.Msg
-	default:
-		msg = err.Error()
+		code, msg = ee.Code, ee
+	case errors.As(err, &ue) && ue.See != "":
+		code, see = 2, " ("+ue.See+")"
+	case errors.As(err, &ue):
+		code, see = 2, fmt.Sprintf(" (see 'evalctl %s --help')", name)
+	case errors.As(err, &ye):
+		code = 2 // a mistake in a file the user wrote, or names and is not there
 	}
-	fmt.Fprintf(stderr, "evalctl %s: %s\n", name, strings.Join(strings.Fields(msg), " "))
+	lines := []string{msg.Error()}
+	var list interface{ Errors() []error }
+	if errors.As(err, &list) && len(list.Errors()) > 1 {
+		lines = lines[:0]
+		for _, e := range list.Errors() {
+			lines = append(lines, e.Error())
+		}
+	}
+	for i, l := range lines {
+		if i == len(lines)-1 {
+			l += see
+		}
+		fmt.Fprintf(stderr, "evalctl %s: %s\n", name, strings.Join(strings.Fields(l), " "))
+	}
 	return code
 }
 
@@ -122,23 +141,42 @@ func usage(w io.Writer, commands map[string]Command) {
 
 // Flags makes a flag set that reports errors instead of exiting, with a
 // usage line naming the command and its flags spelt with two dashes.
+// --help (or -h) prints that help on stdout (so 'evalctl run --help | less'
+// shows it); a flag mistake prints nothing here: Parse returns it as a
+// usage error, which ExitCode prints in one line.
 func Flags(e *Env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.Stderr)
+	// The flag package writes an error to its output, then calls Usage;
+	// -h and --help call Usage alone.
+	var failed strings.Builder
+	fs.SetOutput(&failed)
 	fs.Usage = func() {
-		fmt.Fprintf(e.Stderr, "usage: evalctl %s\n\n", synopsis)
-		fs.VisitAll(func(f *flag.Flag) {
-			name, usage := flag.UnquoteUsage(f)
-			fmt.Fprintf(e.Stderr, "  --%s\n    \t%s", strings.TrimSpace(f.Name+" "+name), strings.ReplaceAll(usage, "\n", "\n    \t"))
-			if d := f.DefValue; d != "" && d != "false" && d != "0" {
-				fmt.Fprintf(e.Stderr, " (default %q)", d)
-			}
-			fmt.Fprintln(e.Stderr)
-		})
-		fmt.Fprintln(e.Stderr, "  --version\n    \tprint the evalctl version")
+		if failed.Len() > 0 {
+			failed.Reset()
+			return
+		}
+		writeHelp(e.Stdout, fs, synopsis)
 	}
 	return fs
 }
+
+func writeHelp(w io.Writer, fs *flag.FlagSet, synopsis string) {
+	fmt.Fprintf(w, "usage: evalctl %s\n\n", synopsis)
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		if _, ok := f.Value.(boolFlag); ok {
+			name = ""
+		}
+		fmt.Fprintf(w, "  --%s\n    \t%s", strings.TrimSpace(f.Name+" "+name), strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if d := f.DefValue; d != "" && d != "false" && d != "0" {
+			fmt.Fprintf(w, " (default %q)", d)
+		}
+		fmt.Fprintln(w)
+	})
+	fmt.Fprintln(w, "  --version\n    \tprint the evalctl version")
+}
+
+type boolFlag interface{ IsBoolFlag() bool }
 
 // Help answers a command group called without its one subcommand: help on
 // -h or --help, else a usage error.
@@ -150,31 +188,113 @@ func Help(e *Env, args []string, sub, help string) error {
 	return evalctl.Usagef("expected '%s'", sub)
 }
 
-// JSONFlag defines the --format table|json flag of commands that print
-// results, and --json as its short form; the returned func reports
-// whether JSON was asked for, after parsing.
-func JSONFlag(fs *flag.FlagSet) func() (bool, error) {
-	format := fs.String("format", "table", "output format: table, json")
-	asJSON := fs.Bool("json", false, "short for --format json")
-	return func() (bool, error) {
-		switch {
-		case *asJSON && *format != "table" && *format != "json":
-			return false, evalctl.Usagef("--json and --format %s disagree", *format)
-		case *format != "table" && *format != "json" && !*asJSON:
-			return false, evalctl.Usagef("unknown --format %q (want one of table, json)", *format)
-		}
-		return *asJSON || *format == "json", nil
+// Format defines the --format flag of a command that prints results, and
+// --json, its alias: text (the default; "table" is read as text), json, and
+// the command's own formats. text names the command's text form as its
+// package calls it ("text" or "table"); the flag holds text, "json" or one
+// of own. A format the command does not have, or --json beside another
+// --format, is a usage error naming the formats it has.
+//
+// A command whose output has no text form passes text "": json is then its
+// default.
+func Format(fs *flag.FlagSet, text string, own ...string) *string {
+	f := &format{value: text, text: text, names: append([]string{"text", "json"}, own...)}
+	if text == "" {
+		f.value, f.names = "json", append([]string{"json"}, own...)
 	}
+	fs.Var(f, "format", "output format: "+strings.Join(f.names, ", "))
+	fs.BoolFunc("json", "short for --format json", func(string) error {
+		if f.set != "" && f.set != "json" {
+			return fmt.Errorf("--json and --format %s disagree", f.set)
+		}
+		f.value, f.json = "json", true
+		return nil
+	})
+	return &f.value
 }
 
-// Parse parses args, turning flag errors into usage errors (--help is
-// flag.ErrHelp, which ExitCode takes for success).
+type format struct {
+	value, text, set string
+	names            []string
+	json             bool
+}
+
+func (f *format) String() string {
+	if f == nil || (f.value == f.text && f.text != "") {
+		return "text"
+	}
+	return f.value
+}
+
+func (f *format) Set(s string) error {
+	name := s
+	if s == "table" {
+		name = "text"
+	}
+	found := false
+	for _, n := range f.names {
+		found = found || n == name
+	}
+	switch {
+	case !found:
+		return fmt.Errorf("want one of %s", strings.Join(f.names, ", "))
+	case f.json && name != "json":
+		return fmt.Errorf("--json and --format %s disagree", s)
+	case name == "text":
+		f.value = f.text
+	default:
+		f.value = name
+	}
+	f.set = s
+	return nil
+}
+
+// Parse parses args, turning flag errors into usage errors that spell
+// flags with two dashes, as the help does (--help is flag.ErrHelp, which
+// ExitCode takes for success).
 func Parse(fs *flag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		return evalctl.Usage(err)
+		msg := twoDashes(err.Error())
+		if m := invalidRE.FindStringSubmatch(msg); m != nil && fs.Lookup(m[1]) != nil {
+			if want := kinds[fmt.Sprintf("%T", fs.Lookup(m[1]).Value)]; want != "" && !strings.Contains(msg, ": ") {
+				msg += " (want " + want + ")"
+			}
+		}
+		return evalctl.Usage(errors.New(msg))
 	}
 	return err
+}
+
+var invalidRE = regexp.MustCompile(`^invalid value ".*" for --([^:\s]+)`)
+
+// kinds say, in words, what the flag package's own value types take.
+var kinds = map[string]string{
+	"*flag.intValue": "a whole number", "*flag.int64Value": "a whole number", "*flag.uintValue": "a whole number",
+	"*flag.uint64Value": "a whole number", "*flag.float64Value": "a number", "*flag.boolValue": "true or false",
+	"*flag.durationValue": "a duration such as 90s or 10m",
+}
+
+// flagErrors are the flag package's messages, which spell a flag with one
+// dash, and their rewording.
+var flagErrors = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`^.*: (--json and --format \S+ disagree)$`), "$1"},
+	{regexp.MustCompile(`^flag provided but not defined: -+(.*)$`), "unknown flag --$1"},
+	{regexp.MustCompile(`^flag needs an argument: -+(.*)$`), "flag --$1 needs a value"},
+	{regexp.MustCompile(`^invalid (boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-+([^:\s]+): (?:parse error$)?`), "invalid value $2 for --$3: "},
+	{regexp.MustCompile(`^invalid boolean flag -*([^:\s]+): `), "--$1: "},
+}
+
+func twoDashes(msg string) string {
+	for _, f := range flagErrors {
+		if f.re.MatchString(msg) {
+			return strings.TrimSuffix(f.re.ReplaceAllString(msg, f.repl), ": ")
+		}
+	}
+	return msg
 }
 
 // ParseNone parses args, which must hold only flags (else the usage error

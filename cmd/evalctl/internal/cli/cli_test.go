@@ -33,7 +33,7 @@ func TestArgs(t *testing.T) {
 		{[]string{}, 1, 1, "needs one run directory", nil, "", "needs one run directory"},
 		{[]string{"a", "b"}, 0, 1, "", nil, "", `unexpected argument "a"`},
 		{[]string{"a", "b"}, 0, 1, "takes at most one", nil, "", "takes at most one"},
-		{[]string{"--bogus"}, 0, 0, "", nil, "", "flag provided but not defined: -bogus"},
+		{[]string{"--bogus"}, 0, 0, "", nil, "", "unknown flag --bogus"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -114,46 +114,83 @@ func TestMainDispatch(t *testing.T) {
 	}
 }
 
-// TestJSONFlag: --json is --format json; the two disagreeing, or another
-// format, is a usage error.
-func TestJSONFlag(t *testing.T) {
+// TestFormat: --format takes text (the default; "table" reads as text),
+// json and the command's own formats, and hands the command its own name
+// for its text form; --json is --format json; the two disagreeing, or a
+// format the command has not, is a usage error naming the formats.
+func TestFormat(t *testing.T) {
 	tests := []struct {
+		text string
+		own  []string
 		args []string
-		json bool
+		want string
 		err  string
 	}{
-		{nil, false, ""},
-		{[]string{"--json"}, true, ""},
-		{[]string{"--format", "json"}, true, ""},
-		{[]string{"--json", "--format", "json"}, true, ""},
-		{[]string{"--json", "--format", "csv"}, false, "--json and --format csv disagree"},
-		{[]string{"--format", "csv"}, false, `unknown --format "csv"`},
+		{"table", nil, nil, "table", ""},
+		{"table", nil, []string{"--format", "text"}, "table", ""},
+		{"text", nil, []string{"--format", "table"}, "text", ""},
+		{"table", nil, []string{"--json"}, "json", ""},
+		{"table", nil, []string{"--format", "json"}, "json", ""},
+		{"table", nil, []string{"--json", "--format", "json"}, "json", ""},
+		{"table", []string{"csv"}, []string{"--format=csv"}, "csv", ""},
+		{"table", []string{"csv"}, []string{"--json", "--format", "csv"}, "", "--json and --format csv disagree"},
+		{"table", []string{"csv"}, []string{"--format", "csv", "--json"}, "", "--json and --format csv disagree"},
+		{"table", nil, []string{"--format", "csv"}, "", `invalid value "csv" for --format: want one of text, json`},
+		{"", nil, nil, "json", ""},
+		{"", nil, []string{"--format", "text"}, "", `invalid value "text" for --format: want one of json`},
 	}
 	for _, tt := range tests {
 		var out strings.Builder
 		fs := Flags(&Env{Stdout: &out, Stderr: &out}, "x", "x")
-		format := JSONFlag(fs)
-		if err := Parse(fs, tt.args); err != nil {
-			t.Fatal(err)
+		format := Format(fs, tt.text, tt.own...)
+		err := Parse(fs, tt.args)
+		var ue *evalctl.UsageError
+		switch {
+		case tt.err != "" && (!errors.As(err, &ue) || err.Error() != tt.err):
+			t.Errorf("%q: error %v; want the usage error %q", tt.args, err, tt.err)
+		case tt.err == "" && (err != nil || *format != tt.want):
+			t.Errorf("%q: %q %v; want %q", tt.args, *format, err, tt.want)
 		}
-		got, err := format()
-		if got != tt.json || (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
-			t.Errorf("%q: %v %v; want %v %q", tt.args, got, err, tt.json, tt.err)
+		if out.Len() > 0 {
+			t.Errorf("%q: printed %q", tt.args, out.String())
 		}
 	}
 }
 
-// TestFlagsUsage: the usage lists flags with two dashes and their defaults.
+// TestFlagsUsage: --help and -h print the usage on stdout, flags spelt
+// with two dashes and their defaults; a flag mistake prints nothing (the
+// command's one-line error says it, with two dashes).
 func TestFlagsUsage(t *testing.T) {
-	var errb strings.Builder
-	fs := Flags(&Env{Stdout: &errb, Stderr: &errb}, "x", "x [--n N]")
-	fs.Int("n", 3, "how many")
-	if err := Parse(fs, []string{"-h"}); err == nil {
-		t.Fatal("-h parsed without ErrHelp")
+	for _, arg := range []string{"-h", "--help"} {
+		var out, errb strings.Builder
+		fs := Flags(&Env{Stdout: &out, Stderr: &errb}, "x", "x [--n N]")
+		fs.Int("n", 3, "how many")
+		fs.Bool("all", false, "all of them")
+		if err := Parse(fs, []string{arg}); !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("%s: %v, want flag.ErrHelp", arg, err)
+		}
+		want := "usage: evalctl x [--n N]\n\n  --all\n    \tall of them\n  --n int\n    \thow many (default \"3\")\n  --version\n    \tprint the evalctl version\n"
+		if out.String() != want || errb.Len() > 0 {
+			t.Errorf("%s: stdout:\n%s\nstderr: %q\nwant on stdout:\n%s", arg, out.String(), errb.String(), want)
+		}
 	}
-	want := "usage: evalctl x [--n N]\n\n  --n int\n    \thow many (default \"3\")\n  --version\n    \tprint the evalctl version\n"
-	if errb.String() != want {
-		t.Errorf("usage:\n%s\nwant:\n%s", errb.String(), want)
+	for _, tt := range []struct{ args, want string }{
+		{"--bogus", "unknown flag --bogus"},
+		{"-bogus", "unknown flag --bogus"},
+		{"--n", "flag --n needs a value"},
+		{"--n=x", `invalid value "x" for --n (want a whole number)`},
+		{"--all=maybe", `invalid value "maybe" for --all (want true or false)`},
+		{"---n=1", "bad flag syntax: ---n=1"},
+	} {
+		var out, errb strings.Builder
+		fs := Flags(&Env{Stdout: &out, Stderr: &errb}, "x", "x")
+		fs.Int("n", 3, "how many")
+		fs.Bool("all", false, "all of them")
+		err := Parse(fs, []string{tt.args})
+		var ue *evalctl.UsageError
+		if !errors.As(err, &ue) || err.Error() != tt.want || out.Len()+errb.Len() > 0 {
+			t.Errorf("%s: %v (printed %q %q); want the usage error %q and nothing printed", tt.args, err, out.String(), errb.String(), tt.want)
+		}
 	}
 }
 

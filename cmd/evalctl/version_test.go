@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestVersionIsTheCommit: built by go build (stamped), by go build
+// -buildvcs=false and through go run (not stamped), 'evalctl --version'
+// names the checkout's exact commit and whether its tree is dirty, as git
+// says; with -trimpath as well it says "unknown", never a made-up version.
+func TestVersionIsTheCommit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds evalctl four times")
+	}
+	git := func(args ...string) string {
+		out, err := exec.Command("git", args...).Output()
+		if err != nil {
+			t.Skipf("not a git checkout: git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	want := git("rev-parse", "HEAD")
+	if git("status", "--porcelain", "--untracked-files=all") != "" {
+		want += "+dirty"
+	}
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name    string
+		build   []string // go build flags; nil: go run
+		version string
+	}{
+		{"go build", []string{}, want},
+		{"go build -buildvcs=false", []string{"-buildvcs=false"}, want},
+		{"go run", nil, want},
+		{"go build -buildvcs=false -trimpath", []string{"-buildvcs=false", "-trimpath"}, "unknown"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var cmd *exec.Cmd
+			if tt.build == nil {
+				cmd = exec.Command("go", "run", ".", "--version")
+			} else {
+				exe := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_"))
+				if out, err := exec.Command("go", append(append([]string{"build", "-o", exe}, tt.build...), ".")...).CombinedOutput(); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				cmd = exec.Command(exe, "--version")
+			}
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if got := strings.Fields(string(out)); len(got) < 2 || got[0] != "evalctl" || got[1] != tt.version {
+				t.Errorf("--version printed %q; want evalctl %s", out, tt.version)
+			}
+		})
+	}
+}
