@@ -17,8 +17,8 @@ type Event struct {
 type EventKind string
 
 // Events of a cohort run. An attempt's end is an event whose kind is the
-// state it ended in (StateEvent): completed, infra_failed, interrupted or
-// cancelled.
+// state it ended in (StateEvent): completed, infra_failed, interrupted,
+// cancelled_before_start or cancelled_after_start.
 const (
 	// EventRegistered opens the log: detail "plan sha256 SUM, N attempts".
 	EventRegistered EventKind = "registered"
@@ -26,11 +26,14 @@ const (
 	EventResumed EventKind = "resumed"
 	// EventStart is an attempt taken up: detail "slot N ARM CASE REPEAT".
 	EventStart EventKind = "start"
-	// EventCompleted and the next three are an attempt's end.
-	EventCompleted   = EventKind(Completed)
-	EventInfraFailed = EventKind(InfraFailed)
-	EventInterrupted = EventKind(Interrupted)
-	EventCancelled   = EventKind(Cancelled)
+	// EventCompleted and the next four are an attempt's end (EventCancelled
+	// in logs written before cancelled attempts were told apart).
+	EventCompleted            = EventKind(Completed)
+	EventInfraFailed          = EventKind(InfraFailed)
+	EventInterrupted          = EventKind(Interrupted)
+	EventCancelledBeforeStart = EventKind(CancelledBeforeStart)
+	EventCancelledAfterStart  = EventKind(CancelledAfterStart)
+	EventCancelled            = EventKind(Cancelled)
 	// EventReplaceInfra is a new attempt for an infrastructure failure's
 	// slot: detail "replaces ID".
 	EventReplaceInfra EventKind = "replace_infra"

@@ -1,6 +1,7 @@
 package evalctl
 
 import (
+	"encoding/json"
 	"time"
 )
 
@@ -74,6 +75,48 @@ type GroupResult struct {
 	// Output is the tail of the group's output, for a person reading why.
 	Output  string  `json:"output,omitempty"`
 	Seconds float64 `json:"seconds"`
+	// CountsUnknown is set for a group read from a grade that records no
+	// test counts (one imported from another harness keeps only the
+	// verdict): Passed, Failed and Total are then unknown, not 0, and
+	// Success is the recorded verdict, which no count can contradict. The
+	// group is written back without counts.
+	CountsUnknown bool `json:"-"`
+}
+
+// groupJSON is GroupResult's JSON form.
+type groupJSON GroupResult
+
+// UnmarshalJSON reads a group, noting a grade that gives no test counts
+// (no "total") as CountsUnknown.
+func (g *GroupResult) UnmarshalJSON(data []byte) error {
+	var probe struct {
+		Total *json.RawMessage `json:"total"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, (*groupJSON)(g)); err != nil {
+		return err
+	}
+	g.CountsUnknown = probe.Total == nil
+	return nil
+}
+
+// MarshalJSON writes a group; one whose counts are unknown is written
+// without them, as it was read.
+func (g GroupResult) MarshalJSON() ([]byte, error) {
+	data, err := json.Marshal(groupJSON(g))
+	if err != nil || !g.CountsUnknown {
+		return data, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "passed")
+	delete(m, "failed")
+	delete(m, "total")
+	return json.Marshal(m)
 }
 
 // Group returns the result of the named group, or nil.

@@ -7,16 +7,68 @@ import (
 // State is where an attempt stands.
 type State string
 
-// Attempt states. Only completed attempts are scored; every other state has
-// null outcomes and null measurements.
+// Attempt states, as records store them: what happened to the attempt.
+// Only completed attempts are scored; every other state has null outcomes
+// and null measurements. docs/records.md lists them with the statuses
+// readers derive (scored, ungraded, replaced).
 const (
-	Planned     State = "planned"
-	Running     State = "running"
-	Completed   State = "completed"
+	// Planned: registered, not started yet.
+	Planned State = "planned"
+	// Running: started; its runner has not recorded how it ended (still
+	// going, or the runner was killed: a resume records it interrupted).
+	Running State = "running"
+	// Completed: the agent's part ended and its answers were graded (or
+	// are to be graded: see ScoreGraded).
+	Completed State = "completed"
+	// Interrupted: the runner stopped during it (Ctrl-C, a kill); the
+	// slot runs again on resume.
 	Interrupted State = "interrupted"
+	// InfraFailed: the endpoint or the sandbox failed it before any token
+	// of its own could count; unscored, replaceable (--replace-infra).
 	InfraFailed State = "infra_failed"
-	Cancelled   State = "cancelled"
+	// CancelledBeforeStart: ended for good ('evalctl run --cancel')
+	// before it started.
+	CancelledBeforeStart State = "cancelled_before_start"
+	// CancelledAfterStart: ended for good after it had started (its runner
+	// had stopped during it, or it was interrupted, and the run was then
+	// cancelled): whatever it did is not scored.
+	CancelledAfterStart State = "cancelled_after_start"
+	// ConfigOnly: a run that only checked its configuration ('evalctl run
+	// --check': the plan, the suite and every endpoint's one-token
+	// preflight); no inference, nothing scored.
+	ConfigOnly State = "configuration_only"
+	// Cancelled is what records written before the two cancelled states
+	// were told apart hold. It is never written any more; StateOf reads it
+	// as one of them, by whether the attempt had started.
+	Cancelled State = "cancelled"
 )
+
+// StateOf is a's state in today's words: the stored state, except that a
+// record written before cancelled attempts were told apart ("cancelled")
+// reads as cancelled before or after start by whether it has a start time.
+// The record itself is left as stored.
+func StateOf(a *Attempt) State {
+	if a.State == Cancelled {
+		if a.StartedAt != nil {
+			return CancelledAfterStart
+		}
+		return CancelledBeforeStart
+	}
+	return a.State
+}
+
+// IsCancelled reports whether s is a cancelled state, old or new.
+func (s State) IsCancelled() bool {
+	return s == Cancelled || s == CancelledBeforeStart || s == CancelledAfterStart
+}
+
+// Ended reports whether an attempt in state s is over for good: its slot
+// runs no more (completed, cancelled, an infrastructure failure; an
+// infrastructure failure can still be replaced on request). Planned,
+// running and interrupted attempts are not: a resume runs their slots.
+func (s State) Ended() bool {
+	return s == Completed || s == InfraFailed || s.IsCancelled()
+}
 
 // Termination says why a turn ended.
 type Termination string

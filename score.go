@@ -44,12 +44,19 @@ func Score(a *Attempt, grades []*Grade) *Outcome {
 }
 
 // ScoreGraded is Score for readers of stored grades (report, regrade): a
-// completed attempt with a phase snapshot not graded under the suite version
-// asked for has an unknown outcome, ungraded, never a failure; only an
-// attempt graded in full is scored.
+// completed attempt whose grade cannot be computed from its stored records
+// has an unknown outcome, ungraded, never a failure: a phase snapshot not
+// graded under the suite version asked for (nil), or records that do not
+// match up: every turn of a completed attempt ends with a snapshot, so a
+// turn without a snapshot record (or a grade of a phase no snapshot record
+// names, which runstore's Grades reports as a trailing nil) leaves the
+// grade unknown. Only an attempt graded in full is scored.
 func ScoreGraded(a *Attempt, grades []*Grade) (o *Outcome, ungraded bool) {
 	if a.State != Completed {
 		return nil, false
+	}
+	if len(grades) == 0 || len(grades) != len(a.Turns) {
+		return nil, true
 	}
 	for _, g := range grades {
 		if g == nil {

@@ -2,6 +2,7 @@ package evalctl
 
 import (
 	"testing"
+	"time"
 )
 
 func TestScoreFollowsTheDesignRules(t *testing.T) {
@@ -55,5 +56,61 @@ func TestScoreFollowsTheDesignRules(t *testing.T) {
 				t.Fatal("delivered without functional")
 			}
 		})
+	}
+}
+
+// TestScoreGradedUngradedWhenRecordsDoNotMatchUp: a completed attempt whose
+// grade cannot be computed from its records is ungraded, never a failure:
+// no snapshot record for a turn (a grade file beside it or not), or a
+// grade the snapshots do not account for (runstore's trailing nil).
+func TestScoreGradedUngradedWhenRecordsDoNotMatchUp(t *testing.T) {
+	yes := true
+	good := Turn{Termination: TermCompleted, AgentFinished: true, FinalText: true, LastTest: &SelfCheck{Passed: true}}
+	solved := &Grade{Solved: true}
+	for _, tt := range []struct {
+		name   string
+		turns  []Turn
+		grades []*Grade
+		want   string
+	}{
+		{"graded in full", []Turn{good}, []*Grade{solved}, "scored"},
+		{"a turn without a snapshot record", []Turn{good}, nil, "ungraded"},
+		{"two turns, one snapshot", []Turn{good, good}, []*Grade{solved}, "ungraded"},
+		{"a stray grade file", []Turn{good}, []*Grade{solved, nil}, "ungraded"},
+	} {
+		a := &Attempt{State: Completed, ExpectedTurns: len(tt.turns), Turns: tt.turns, ArmUnchanged: &yes}
+		o, ungraded := ScoreGraded(a, tt.grades)
+		got := "unscored"
+		switch {
+		case ungraded:
+			got = "ungraded"
+		case o != nil:
+			got = "scored"
+		}
+		if got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestStateOfOldCancelled: records written before the two cancelled states
+// were told apart read as one of them by whether the attempt started.
+func TestStateOfOldCancelled(t *testing.T) {
+	now := time.Now()
+	if s := StateOf(&Attempt{State: Cancelled}); s != CancelledBeforeStart {
+		t.Errorf("never started: %s", s)
+	}
+	if s := StateOf(&Attempt{State: Cancelled, StartedAt: &now}); s != CancelledAfterStart {
+		t.Errorf("started: %s", s)
+	}
+	for _, s := range []State{Cancelled, CancelledBeforeStart, CancelledAfterStart, Completed, InfraFailed} {
+		if !s.Ended() {
+			t.Errorf("%s is not ended", s)
+		}
+	}
+	for _, s := range []State{Planned, Running, Interrupted} {
+		if s.Ended() {
+			t.Errorf("%s is ended", s)
+		}
 	}
 }

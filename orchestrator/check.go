@@ -6,6 +6,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/tasks"
 )
 
@@ -46,5 +47,9 @@ func Check(ctx context.Context, plan *Plan, suite *tasks.Suite, w io.Writer) (*P
 	for _, s := range plan.Slots {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\n", s.Index, s.Arm, s.Case, s.Repeat, s.Seed)
 	}
-	return plan, tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return nil, err
+	}
+	_, err := fmt.Fprintf(w, "status: %s: the plan, the suite and every endpoint checked; no inference ran, nothing was registered\n", evalctl.ConfigOnly)
+	return plan, err
 }

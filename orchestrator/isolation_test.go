@@ -215,7 +215,8 @@ func TestPreflightFailuresRegisterNothing(t *testing.T) {
 	if _, err := orchestrator.Check(context.Background(), p, s, &check); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"8 attempts = 2 arms x 2 cases x 2 repeats", "slot  arm", "preflight: arm good", "preflight: arm idle"} {
+	for _, w := range []string{"8 attempts = 2 arms x 2 cases x 2 repeats", "slot  arm", "preflight: arm good", "preflight: arm idle",
+		"status: configuration_only: the plan, the suite and every endpoint checked; no inference ran, nothing was registered"} {
 		if !strings.Contains(check.String(), w) {
 			t.Errorf("check output lacks %q:\n%s", w, check.String())
 		}

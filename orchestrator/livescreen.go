@@ -72,12 +72,18 @@ func (p *progress) arm(name string) *armProgress {
 // phase says what a running attempt does now ("starting the model server",
 // "grading phase 1"); the live display shows it.
 func (p *progress) phase(a *evalctl.Attempt, what string) {
-	defer p.push()
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, ok := p.current[a.ID]; ok {
+	var phases map[string]string
+	var seq uint64
+	if _, ok := p.current[a.ID]; ok && p.phases[a.ID] != what {
 		p.phases[a.ID] = what
+		phases, seq = p.snapshot()
 	}
+	p.mu.Unlock()
+	if phases != nil {
+		p.save(phases, seq)
+	}
+	p.push()
 }
 
 // transcriptTap returns a writer that reads the attempt's transcript as the
@@ -166,8 +172,8 @@ func (f *frame) summary(now time.Time) string {
 	if f.unmeasured > 0 {
 		tokens += fmt.Sprintf(" (+%d attempt(s) unknown, not counted)", f.unmeasured)
 	}
-	return fmt.Sprintf("[%d/%d]  elapsed %s  ETA %s  tokens %s  decode TPS %s  functional %d/%d  delivered %d/%d",
-		f.done, f.total, now.Sub(f.began).Round(time.Second), f.eta(now), tokens, tps, f.funcOK, f.scored, f.delivOK, f.scored)
+	return fmt.Sprintf("[ended %d of %d, %d running]  elapsed %s  ETA %s  tokens %s  decode TPS %s  functional %d/%d  delivered %d/%d",
+		f.done, f.total, len(f.running), now.Sub(f.began).Round(time.Second), f.eta(now), tokens, tps, f.funcOK, f.scored, f.delivOK, f.scored)
 }
 
 // eta is the time left at the pace of the attempts this runner finished:

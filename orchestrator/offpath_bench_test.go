@@ -106,7 +106,11 @@ func BenchmarkEndpointIdle(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			d := in.Runs[0].EndpointIdle.Devices[0]
+			rep, err := report.Build(in, report.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := rep.Runs[0].EndpointIdle.Devices[0]
 			if d.IdleShare == nil || d.SpanIdleShare == nil || d.TailSeconds == nil {
 				b.Fatalf("idle share unknown: %s", d.Why)
 			}

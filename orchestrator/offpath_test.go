@@ -70,7 +70,11 @@ func TestGradingOffCriticalPath(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			idle := in.Runs[0].EndpointIdle
+			rep, err := report.Build(in, report.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			idle := rep.Runs[0].EndpointIdle
 			if idle == nil || len(idle.Devices) != 1 || idle.Method == "" {
 				t.Fatalf("endpoint idle %+v, want one device and the method", idle)
 			}
@@ -82,10 +86,6 @@ func TestGradingOffCriticalPath(t *testing.T) {
 				t.Errorf("idle share %v, want %v", *d.IdleShare, want)
 			}
 			share[hold] = *d.IdleShare
-			rep, err := report.Build(in, report.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
 			found := false
 			for _, n := range rep.Notes {
 				if strings.Contains(n, "endpoint idle share") && strings.Contains(n, "over 4 attempts") {

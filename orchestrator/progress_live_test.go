@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -73,7 +74,7 @@ func replay(t *testing.T, p *progress, c *clock, grading func(i int)) {
 		todo[i] = &c
 	}
 	p.setArms(&plan, todo)
-	p.start(0)
+	p.start(0, nil)
 	for i, a := range all {
 		running := *a
 		running.State = evalctl.Running
@@ -171,6 +172,10 @@ func screen(out string) string {
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }
 
+// wholePooledLine matches the pooled line of the frame the live test waits
+// for, drawn to its end.
+var wholePooledLine = regexp.MustCompile(`\[ended 1 of 4, 1 running\]  elapsed 1m0s  ETA 3m0s  tokens \S+  decode TPS \S+  functional 1/1  delivered 1/1\n`)
+
 // TestProgressLiveTerminal drives the live display on a pseudo-terminal
 // with the recorded run: a line per arm with done/planned and its own
 // functional and delivered counts, the running attempt's phase, elapsed
@@ -211,7 +216,9 @@ func TestProgressLiveTerminal(t *testing.T) {
 			case refresh <- time.Now():
 			case <-time.After(100 * time.Millisecond):
 			}
-			if scr := screen(out.String()); strings.Contains(scr, "now: reference/tsadd/repeat-1: grading phase 1") {
+			// The whole frame: the pooled line is drawn last, and a
+			// loaded machine may be caught halfway through it.
+			if scr := screen(out.String()); strings.Contains(scr, "now: reference/tsadd/repeat-1: grading phase 1") && wholePooledLine.MatchString(scr) {
 				mid = scr
 				return
 			}
@@ -226,17 +233,17 @@ func TestProgressLiveTerminal(t *testing.T) {
 	got := screen(out.String())
 	checkGolden(t, "progress-live.golden", got)
 	for _, want := range []string{"reference  [", "1/2 done  functional 1/1  delivered 1/1", "flawed     [", "0/2 done  functional 0/0  delivered 0/0",
-		"now: reference/tsadd/repeat-1: grading phase 1", "[1/4]  elapsed 1m0s  ETA 3m0s"} {
+		"now: reference/tsadd/repeat-1: grading phase 1", "[ended 1 of 4, 1 running]  elapsed 1m0s  ETA 3m0s"} {
 		if !strings.Contains(mid, want) {
 			t.Errorf("mid-run screen lacks %q:\n%s", want, mid)
 		}
 	}
 	for _, want := range []string{
-		"completed [1/4] reference adder repeat-1: functional=true delivered=true",
+		"completed [ended 1 of 4, 0 running] reference adder repeat-1: functional=true delivered=true",
 		"08:00:00 starting model server q4 for arm reference",
 		"reference", "2/2 done  functional 2/2  delivered 2/2",
 		"flawed", "2/2 done  functional 1/2  delivered 1/2",
-		"[4/4]  elapsed 4m0s  ETA 0s",
+		"[ended 4 of 4, 0 running]  elapsed 4m0s  ETA 0s",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("screen lacks %q:\n%s", want, got)
@@ -251,7 +258,7 @@ func TestProgressLivePhasesAndETA(t *testing.T) {
 	c := newClock(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
 	p := newProgress(io.Discard, false, 5)
 	p.now = c.now
-	p.start(1)
+	p.start(1, nil)
 	a := attemptFor("1", "base", "adder", "repeat-1")
 	p.begin(a)
 	tap := p.transcriptTap(a)
@@ -277,7 +284,7 @@ func TestProgressLivePhasesAndETA(t *testing.T) {
 	if got := p.frame().eta(c.now()); got != "4m30s" {
 		t.Errorf("ETA %s, want 4m30s", got)
 	}
-	if s := p.summary(); !strings.Contains(s, "[2/5]  elapsed 1m30s  ETA 4m30s") {
+	if s := p.summary(); !strings.Contains(s, "[ended 2 of 5, 0 running]  elapsed 1m30s  ETA 4m30s") {
 		t.Errorf("summary %q", s)
 	}
 }

@@ -15,7 +15,7 @@ import (
 func TestProgressLeavesUnknownTokensOut(t *testing.T) {
 	var buf strings.Builder
 	p := newProgress(&buf, false, 3)
-	p.start(0)
+	p.start(0, nil)
 	p.began = time.Now()
 	tokens, decode, unknownDecode := int64(300), 2.0, 5.0
 	known := &evalctl.Attempt{ID: "1", Arm: "a", Case: "c", Repeat: "repeat-1", State: evalctl.Completed,

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/tasks"
@@ -107,7 +109,12 @@ func (r *runner) pending() ([]*evalctl.Attempt, int, error) {
 
 // Cancel ends a run for good: every slot that has not run is recorded as
 // cancelled (unscored, null outcomes), so that reports count it as planned
-// but never run, and a later resume has nothing left to do.
+// but never run, and a later resume has nothing left to do. A planned
+// record becomes cancelled before start; one left running by a runner that
+// stopped, cancelled after start. A slot whose latest attempt was
+// interrupted keeps that record as it is (a finished record is never
+// rewritten) and gets a replacement recorded as cancelled after start: the
+// slot had started.
 func Cancel(ctx context.Context, dir string, why string) (int, error) {
 	store, err := runstore.Open(dir)
 	if err != nil {
@@ -132,18 +139,49 @@ func Cancel(ctx context.Context, dir string, why string) (int, error) {
 	}
 	n := 0
 	for _, a := range all {
-		if replaced[a.ID] || (a.State != evalctl.Planned && a.State != evalctl.Running) {
+		if replaced[a.ID] {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		a.State, a.Error, a.Measurements = evalctl.Cancelled, why, nil
-		if err := store.WriteAttempt(a); err != nil {
+		var err error
+		switch a.State {
+		case evalctl.Planned:
+			err = cancelAttempt(store, a, evalctl.CancelledBeforeStart, why)
+		case evalctl.Running:
+			err = cancelAttempt(store, a, evalctl.CancelledAfterStart, why)
+		case evalctl.Interrupted:
+			err = cancelInterrupted(store, a, why)
+		default:
+			continue
+		}
+		if err != nil {
 			return n, err
 		}
-		store.Log(runstore.Event{Kind: evalctl.EventCancelled, Attempt: a.ID, Detail: why})
 		n++
 	}
 	return n, store.EventLogErr()
+}
+
+func cancelAttempt(store *runstore.Store, a *evalctl.Attempt, state evalctl.State, why string) error {
+	a.State, a.Error, a.Measurements = state, why, nil
+	if err := store.WriteAttempt(a); err != nil {
+		return err
+	}
+	store.Log(runstore.Event{Kind: evalctl.StateEvent(state), Attempt: a.ID, Detail: why})
+	return nil
+}
+
+// cancelInterrupted ends an interrupted slot with a replacement record of
+// the same slot, cancelled after start.
+func cancelInterrupted(store *runstore.Store, a *evalctl.Attempt, why string) error {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return err
+	}
+	c := &evalctl.Attempt{ID: id.String(), RunID: a.RunID, Slot: a.Slot, Arm: a.Arm, ArmHash: a.ArmHash, Case: a.Case,
+		Language: a.Language, Repeat: a.Repeat, Seed: a.Seed, ReplacementOf: a.ID, Suite: a.Suite, ImageID: a.ImageID,
+		EvalctlVersion: a.EvalctlVersion, ExpectedTurns: a.ExpectedTurns}
+	return cancelAttempt(store, c, evalctl.CancelledAfterStart, why+" (the slot had started: its interrupted attempt "+a.ID+" is kept as recorded)")
 }

@@ -175,7 +175,8 @@ func (r *runner) execute(ctx context.Context) error {
 		return r.incomplete()
 	}
 	r.prog.setArms(r.plan, todo)
-	r.prog.start(done)
+	r.prog.record = func(m map[string]string) { r.store.WritePhases(m) }
+	r.prog.start(done, earlierOutcomes(r.store, tasks.Label(r.run.Suite.Name, r.run.Suite.Version), todo))
 	defer r.prog.finish()
 	r.boxes = newBoxes(ctx, r.opts.Engine, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}, len(todo))
 	defer r.boxes.close()

@@ -236,7 +236,7 @@ func TestResumeRefusesChangedPlanAndSecondRunner(t *testing.T) {
 		store, _ := runstore.Open(res.Dir)
 		all, _ := store.Attempts()
 		for _, a := range all {
-			if a.State != evalctl.Cancelled || evalctl.Score(a, nil) != nil {
+			if a.State != evalctl.CancelledBeforeStart || evalctl.Score(a, nil) != nil {
 				t.Errorf("after cancel: %s %s", a.ID, a.State)
 			}
 		}

@@ -68,3 +68,17 @@ func BenchmarkBuild10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVerify is 'evalctl verify' on the corpus's demo export (six
+// attempts, three cases):
+//
+//	go test ./results/report -run '^$' -bench Verify -benchtime 20x
+func BenchmarkVerify(b *testing.B) {
+	dir := corpusExport(b, "demo")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := Verify(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -14,12 +14,9 @@ func Build(in *Input, opts Options) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{
-		Schema: Schema, Options: opts, Runs: in.Runs,
+		Schema: Schema, Options: opts, Runs: runInfos(in),
 		Mixed: mixedProblems(in), Arms: []ArmReport{}, Cases: []CaseReport{},
 		Comparisons: []Comparison{}, Notes: []string{}, Legend: Legend(),
-	}
-	if rep.Runs == nil {
-		rep.Runs = []RunInfo{}
 	}
 	if len(rep.Mixed) > 0 && !opts.AllowMixed {
 		return nil, &MixedError{Problems: rep.Mixed}
@@ -57,12 +54,45 @@ func Build(in *Input, opts Options) (*Report, error) {
 	}
 	rep.LongContext = longContext(armNames, byArm)
 	rep.Notes = append(rep.Notes, addReplicaSpeeds(rep, byArm, cases)...)
+	rep.Notes = append(rep.Notes, progressNotes(rep)...)
 	rep.Notes = append(rep.Notes, countNotes(in)...)
 	rep.Notes = append(rep.Notes, counterNotes(in)...)
 	rep.Notes = append(rep.Notes, timingNotes(rep)...)
 	rep.Notes = append(rep.Notes, overlapNotes(rep)...)
-	rep.Notes = append(rep.Notes, idleNotes(in)...)
+	rep.Notes = append(rep.Notes, idleNotes(rep)...)
 	return rep, nil
+}
+
+// TokensPerWeek is the one definition of tokens per week of continuous
+// decoding: the pooled tokens x 604800 / the pooled decode seconds (decode
+// TPS x one week, computed from the sums so that no rounded rate enters
+// it); null without both sums or with no decode time.
+func TokensPerWeek(tokens *int64, decodeSeconds *float64) *float64 {
+	if tokens == nil || decodeSeconds == nil || *decodeSeconds <= 0 {
+		return nil
+	}
+	w := float64(*tokens) * SecondsPerWeek / *decodeSeconds
+	return &w
+}
+
+// runInfos are the report's runs: in.Runs (copied, so that the input is
+// left as it is) with each run's progress and endpoint idle share computed
+// from its rows.
+func runInfos(in *Input) []RunInfo {
+	out := make([]RunInfo, len(in.Runs))
+	copy(out, in.Runs)
+	byRun := map[string][]*Row{}
+	for i := range in.Rows {
+		r := &in.Rows[i]
+		byRun[r.RunID] = append(byRun[r.RunID], r)
+	}
+	for i := range out {
+		ri := &out[i]
+		rows := byRun[ri.ID]
+		ri.Progress = runProgress(ri, rows)
+		ri.EndpointIdle = endpointIdle(rows, in.Timelines[ri.ID], ri.Runner == RunnerActive)
+	}
+	return out
 }
 
 // grouped are the rows by arm (arms in first-met order) and by case and
@@ -102,10 +132,7 @@ func (g *grouped) cases() []string {
 func addArms(rep *Report, armNames []string, byArm map[string][]*Row) {
 	for _, name := range armNames {
 		ar := ArmReport{Arm: name, ArmHashes: distinct(byArm[name], func(r *Row) string { return r.ArmHash }), Stats: pool(byArm[name])}
-		if ar.DecodeTPS != nil {
-			w := *ar.DecodeTPS * SecondsPerWeek
-			ar.TokensPerWeek = &w
-		}
+		ar.TokensPerWeek = TokensPerWeek(ar.NativeOutputTokens, ar.DecodeSeconds)
 		rep.Arms = append(rep.Arms, ar)
 	}
 	base := *rep.Arm(rep.Baseline)
@@ -165,6 +192,7 @@ func defaultBaseline(in *Input, armNames []string, byArm map[string][]*Row) (nam
 var ErrBadRow = errors.New("inconsistent attempt row")
 
 func validateRows(rows []Row) error {
+	ids := map[string]int{}
 	for i := range rows {
 		r := &rows[i]
 		bad := func(why string) error {
@@ -178,7 +206,7 @@ func validateRows(rows []Row) error {
 			if *r.Delivered && !*r.Functional {
 				return bad("delivered but not functional")
 			}
-		case Ungraded, Unscored:
+		case Ungraded, Unscored, Pending:
 			if r.Functional != nil || r.Delivered != nil {
 				return bad(string(r.Status) + " but has an outcome")
 			}
@@ -188,6 +216,10 @@ func validateRows(rows []Row) error {
 		if r.Arm == "" || r.Case == "" {
 			return bad("no arm or case")
 		}
+		if prev, ok := ids[r.AttemptID]; ok {
+			return bad(fmt.Sprintf("attempt id also in row %d: it would be pooled twice", prev))
+		}
+		ids[r.AttemptID] = i
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,11 +129,11 @@ func TestNullsNeverCounted(t *testing.T) {
 	if !strings.Contains(text, "0/0 -") {
 		t.Errorf("text report does not show 0 of 0 as a dash:\n%s", text)
 	}
-	if !strings.Contains(text, "never completed") {
-		t.Error("text report does not say that unscored attempts were left out")
+	if !strings.Contains(text, "4 attempt(s) ended without an outcome (2 cancelled before start, 1 interrupted, 1 infrastructure failure(s)): null, not counted") {
+		t.Errorf("text report does not say, by what happened, that unscored attempts were left out:\n%s", text)
 	}
 	csvText := render(t, rep, FormatCSV)
-	if !strings.Contains(csvText, "arm,C,,1,0,0,0,1,0,,,,0,,,,0,0,,,,,,,,,") {
+	if !strings.Contains(csvText, "arm,C,,1,0,0,0,1,0,cancelled_before_start 1,,0,,,,0,,,,0,0,,,,,,,,,") {
 		t.Errorf("CSV row of C does not leave nulls empty:\n%s", csvText)
 	}
 }
@@ -165,7 +166,7 @@ func TestSuiteVersionSelection(t *testing.T) {
 		if a.Measured != 2 {
 			t.Errorf("--suite %s pools %d attempts' speed; the ungraded one must be left out", v, a.Measured)
 		}
-		if !strings.Contains(strings.Join(re.Notes, "\n"), "1 completed attempt(s) have no grade under dev@1.0.1") {
+		if !strings.Contains(strings.Join(re.Notes, "\n"), "1 completed attempt(s) have no grade that can be computed under dev@1.0.1") {
 			t.Errorf("notes do not mention the ungraded attempt: %q", re.Notes)
 		}
 	}
@@ -175,8 +176,12 @@ func TestSuiteVersionSelection(t *testing.T) {
 	}
 }
 
+// rows counts the rows row made, so that each has its own attempt id.
+var rows int
+
 func row(arm, c, repeat string, f, d *bool) Row {
-	r := Row{RunID: "r", AttemptID: arm + c + repeat, Arm: arm, Case: c, Repeat: repeat, State: "completed", Status: Scored, Functional: f, Delivered: d}
+	rows++
+	r := Row{RunID: "r", AttemptID: fmt.Sprintf("%s%s%s-%d", arm, c, repeat, rows), Arm: arm, Case: c, Repeat: repeat, State: "completed", Status: Scored, Functional: f, Delivered: d}
 	if f == nil {
 		r.Status = Ungraded
 	}

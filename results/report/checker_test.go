@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"os"
@@ -101,6 +102,44 @@ func edit(t *testing.T, dir, file, old, new string) {
 	if err := os.WriteFile(p, bytes.Replace(data, []byte(old), []byte(new), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// editCSV sets one cell (record row, the column named col) of a CSV file.
+func editCSV(t *testing.T, dir, file string, row int, col, value string) {
+	t.Helper()
+	p := filepath.Join(dir, file)
+	data, _ := os.ReadFile(p)
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, name := range recs[0] {
+		if name == col {
+			recs[row][j] = value
+		}
+	}
+	var b bytes.Buffer
+	csv.NewWriter(&b).WriteAll(recs)
+	os.WriteFile(p, b.Bytes(), 0o644)
+}
+
+// reindent writes a JSON file again with four-space indentation and its
+// keys in sorted order: the same values, formatted otherwise.
+func reindent(t *testing.T, dir, file string) {
+	t.Helper()
+	p := filepath.Join(dir, file)
+	data, _ := os.ReadFile(p)
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.MarshalIndent(v, "", "    ")
+	if bytes.Equal(out, data) {
+		t.Fatal("re-indenting changed nothing")
+	}
+	os.WriteFile(p, out, 0o644)
 }
 
 // rewriteRows applies f to the rows of dir's attempts.json and writes them
@@ -239,7 +278,8 @@ func TestCheckerAgreesWithVerify(t *testing.T) {
 		{name: "group counts edited to pass", export: exportSeed, tamper: func(t *testing.T, d string) {
 			rewriteRows(t, d, false, func(rows []Row) {
 				g := &rows[firstFailed(rows)].Evidence.Phases[0].Groups[0]
-				g.Passed, g.Failed, g.ExitCode = g.Total, 0, 0 // success left false
+				zero := 0
+				g.Passed, g.Failed, g.ExitCode = g.Total, &zero, 0 // success left false
 			})
 			resum(t, d)
 		}},
@@ -249,7 +289,8 @@ func TestCheckerAgreesWithVerify(t *testing.T) {
 				for p := range e.Phases {
 					for g := range e.Phases[p].Groups {
 						gr := &e.Phases[p].Groups[g]
-						gr.Passed, gr.Failed, gr.ExitCode, gr.Success = gr.Total, 0, 0, true
+						zero := 0
+						gr.Passed, gr.Failed, gr.ExitCode, gr.Success = gr.Total, &zero, 0, true
 					}
 					e.Phases[p].ProtectedChangesCount, e.Phases[p].Solved = 0, true
 				}
@@ -271,19 +312,45 @@ func TestCheckerAgreesWithVerify(t *testing.T) {
 			rewriteRows(t, d, false, func(rows []Row) { rows[5].Evidence = nil })
 			resum(t, d)
 		}},
+		// The issue's symptoms: check.py missed the first three; both
+		// accepted the fourth; verify rejected the fifth.
+		{name: "number in a note edited", export: exportSeed, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `"1 attempt(s) were replaced`, `"2 attempt(s) were replaced`)
+			resum(t, d)
+		}},
+		{name: "number in a comparison's words edited", export: exportSeed, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `candidate improves on 1,`, `candidate improves on 2,`)
+			resum(t, d)
+		}},
+		{name: "overlapped column edited", export: exportSeed, tamper: func(t *testing.T, d string) {
+			editCSV(t, d, AggregatesCSV, 1, "overlapped", "1")
+			resum(t, d)
+		}},
+		{name: "unlisted file added", export: exportSeed, tamper: func(t *testing.T, d string) {
+			os.WriteFile(filepath.Join(d, "README.txt"), []byte("not part of the export\n"), 0o644)
+		}},
+		{name: "re-indented, values unchanged", export: exportSeed, ok: true, tamper: func(t *testing.T, d string) {
+			reindent(t, d, AggregatesJSON)
+			reindent(t, d, AttemptsJSON)
+			resum(t, d)
+		}},
 		{name: "checker replaced", export: exportSeed, tamper: func(t *testing.T, d string) {
 			os.WriteFile(filepath.Join(d, CheckerPy), []byte("print('OK: fine')\n"), 0o644)
 			resum(t, d)
 		}},
 	}
-	for _, tt := range tests {
+	// Every copy is made first, then one Python process checks them all.
+	dirs := make([]string, len(tests))
+	for i, tt := range tests {
+		dirs[i] = copyDir(t, tt.export(t))
+		if tt.tamper != nil {
+			tt.tamper(t, dirs[i])
+		}
+	}
+	py := checkerVerdicts(t, dirs)
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := copyDir(t, tt.export(t))
-			if tt.tamper != nil {
-				tt.tamper(t, dir)
-			}
-			goErr := Verify(dir)
-			pyErr := runChecker(t, dir)
+			goErr, pyErr := Verify(dirs[i]), py[dirs[i]]
 			if (goErr == nil) != (pyErr == nil) {
 				t.Fatalf("disagree: evalctl verify: %v; check.py: %v", goErr, pyErr)
 			}

@@ -34,13 +34,15 @@ type PhaseEvidence struct {
 }
 
 // GroupEvidence is one check group's result: what its success is computed
-// from (exit code, time-out, counts, the declared test count).
+// from (exit code, time-out, counts, the declared test count). Counts are
+// null when the grade records none (one imported from another harness):
+// its success is then the recorded verdict, which nothing contradicts.
 type GroupEvidence struct {
 	Name     string `json:"name"`
 	Required bool   `json:"required"`
-	Passed   int    `json:"passed"`
-	Failed   int    `json:"failed"`
-	Total    int    `json:"total"`
+	Passed   *int   `json:"passed"`
+	Failed   *int   `json:"failed"`
+	Total    *int   `json:"total"`
 	Declared int    `json:"declared"`
 	ExitCode int    `json:"exit_code"`
 	TimedOut bool   `json:"timed_out"`
@@ -78,8 +80,12 @@ func newEvidence(a *evalctl.Attempt, grades []*evalctl.Grade) *Evidence {
 			p.Graded, p.Solved = true, g.Solved
 			p.ProtectedChangesCount, p.MissingStarterFilesCount = g.ProtectedChangesCount, g.MissingStarterFilesCount
 			for _, gr := range g.Groups {
-				p.Groups = append(p.Groups, GroupEvidence{Name: gr.Name, Required: gr.Required, Passed: gr.Passed, Failed: gr.Failed,
-					Total: gr.Total, Declared: gr.Declared, ExitCode: gr.ExitCode, TimedOut: gr.TimedOut, Success: gr.Success})
+				ge := GroupEvidence{Name: gr.Name, Required: gr.Required, Declared: gr.Declared, ExitCode: gr.ExitCode, TimedOut: gr.TimedOut, Success: gr.Success}
+				if !gr.CountsUnknown {
+					passed, failed, total := gr.Passed, gr.Failed, gr.Total
+					ge.Passed, ge.Failed, ge.Total = &passed, &failed, &total
+				}
+				p.Groups = append(p.Groups, ge)
 			}
 		}
 		e.Phases = append(e.Phases, p)
@@ -99,9 +105,38 @@ func newEvidence(a *evalctl.Attempt, grades []*evalctl.Grade) *Evidence {
 
 // groupSuccess is the grader's rule: exit status zero, no time-out, at
 // least one test, every test passed and, where the case declares a count,
-// exactly that many run.
-func groupSuccess(g GroupEvidence) bool {
-	return g.ExitCode == 0 && !g.TimedOut && g.Total > 0 && g.Passed == g.Total && (g.Declared == 0 || g.Total == g.Declared)
+// exactly that many run. ok is false when the counts are unknown: the
+// recorded verdict stands.
+func groupSuccess(g GroupEvidence) (success, ok bool) {
+	if g.Passed == nil || g.Failed == nil || g.Total == nil {
+		return false, false
+	}
+	total := *g.Total
+	return g.ExitCode == 0 && !g.TimedOut && total > 0 && *g.Passed == total && (g.Declared == 0 || total == g.Declared), true
+}
+
+// checkGroup returns what contradicts itself in a group's evidence: counts
+// that do not add up (passed + failed = total, all known or all null), or
+// a success its counts do not give.
+func checkGroup(g GroupEvidence) (field, want, got string) {
+	known := 0
+	for _, p := range []*int{g.Passed, g.Failed, g.Total} {
+		if p != nil {
+			known++
+		}
+	}
+	switch {
+	case known != 0 && known != 3:
+		return "total", "passed, failed and total all known or all null", "some null"
+	case known == 3 && *g.Passed+*g.Failed != *g.Total:
+		return "total", strconv.Itoa(*g.Passed+*g.Failed) + " (passed + failed)", strconv.Itoa(*g.Total)
+	case known == 3 && (*g.Passed < 0 || *g.Failed < 0):
+		return "passed", "counts of 0 or more", fmt.Sprintf("passed %d, failed %d", *g.Passed, *g.Failed)
+	}
+	if want, ok := groupSuccess(g); ok && want != g.Success {
+		return "success", strconv.FormatBool(want), strconv.FormatBool(g.Success)
+	}
+	return "", "", ""
 }
 
 // phaseSolved is the grader's verdict rule: no protected change, no missing
@@ -121,21 +156,36 @@ func phaseSolved(p PhaseEvidence) bool {
 // evidence contradicts itself or the row's status and booleans.
 func checkEvidence(i int, r *Row) *Difference {
 	field := func(f string) string { return fmt.Sprintf("[%d] (attempt %s).%s", i, r.AttemptID, f) }
+	if d := checkRowFacts(r, field); d != nil {
+		return d
+	}
 	if r.State != string(evalctl.Completed) {
-		if r.Evidence != nil {
-			return &Difference{AttemptsJSON, field("evidence"), "null (the attempt never completed)", "evidence"}
-		}
-		if r.Status != Unscored {
-			return &Difference{AttemptsJSON, field("status"), string(Unscored), string(r.Status)}
-		}
 		return nil
 	}
 	e := r.Evidence
 	if e == nil {
 		return &Difference{AttemptsJSON, field("evidence"), "what the outcome is computed from", "null"}
 	}
+	if e.Phases == nil || e.Turns == nil {
+		return &Difference{AttemptsJSON, field("evidence"), "arrays of phases and turns", "null"}
+	}
+	for p := range e.Phases {
+		if e.Phases[p].Groups == nil {
+			return &Difference{AttemptsJSON, field(fmt.Sprintf("evidence.phases[%d].groups", p)), "an array", "null"}
+		}
+	}
 	a := &evalctl.Attempt{State: evalctl.Completed, Language: r.Language, ExpectedTurns: r.ExpectedTurns, ArmUnchanged: e.ArmUnchanged}
-	for _, t := range e.Turns {
+	for ti, t := range e.Turns {
+		// The agent's own run passed only with exit status zero (and no
+		// time-out, which the evidence does not keep).
+		for _, c := range []struct {
+			name string
+			sc   *SelfCheckResult
+		}{{"last_test", t.LastTest}, {"last_typecheck", t.LastTypecheck}} {
+			if c.sc != nil && c.sc.Passed && c.sc.ExitCode != 0 {
+				return &Difference{AttemptsJSON, field(fmt.Sprintf("evidence.turns[%d].%s.passed", ti, c.name)), "false (exit status " + strconv.Itoa(c.sc.ExitCode) + ")", "true"}
+			}
+		}
 		turn := evalctl.Turn{Phase: t.Phase, Termination: evalctl.Termination(t.Termination), AgentFinished: t.AgentFinished, FinalText: t.FinalText}
 		if t.LastTest != nil {
 			turn.LastTest = &evalctl.SelfCheck{ExitCode: t.LastTest.ExitCode, Passed: t.LastTest.Passed}
@@ -151,8 +201,8 @@ func checkEvidence(i int, r *Row) *Difference {
 			continue
 		}
 		for g, gr := range ph.Groups {
-			if want := groupSuccess(gr); want != gr.Success {
-				return &Difference{AttemptsJSON, field(fmt.Sprintf("evidence.phases[%d].groups[%d].success", p, g)), strconv.FormatBool(want), strconv.FormatBool(gr.Success)}
+			if f, want, got := checkGroup(gr); f != "" {
+				return &Difference{AttemptsJSON, field(fmt.Sprintf("evidence.phases[%d].groups[%d].%s", p, g, f)), want, got}
 			}
 		}
 		if want := phaseSolved(ph); want != ph.Solved {
@@ -176,6 +226,53 @@ func checkEvidence(i int, r *Row) *Difference {
 	}
 	if got := boolText(r.Delivered); got != del {
 		return &Difference{AttemptsJSON, field("delivered"), del + " (from the evidence)", got}
+	}
+	return nil
+}
+
+// checkRowFacts returns what contradicts itself in a row apart from its
+// evidence: an attempt that did not complete has no outcome, no
+// measurements and no evidence, and its status follows from its state; a
+// phase belongs to a running attempt only; a counter check says whether
+// the recorded count equals the server's.
+func checkRowFacts(r *Row, field func(string) string) *Difference {
+	if r.Phase != nil && r.State != string(evalctl.Running) {
+		return &Difference{AttemptsJSON, field("phase"), "null (the attempt is not running)", strconv.Quote(*r.Phase)}
+	}
+	if r.CounterCheck != nil && *r.CounterCheck != CounterShared {
+		if r.NativeOutputTokens == nil || r.ServerGeneratedTokens == nil {
+			return &Difference{AttemptsJSON, field("counter_check"), "null (no recorded and server count to compare)", strconv.Quote(*r.CounterCheck)}
+		}
+		want := CounterMatch
+		if *r.NativeOutputTokens != *r.ServerGeneratedTokens {
+			want = CounterMismatch
+		}
+		if *r.CounterCheck != want {
+			return &Difference{AttemptsJSON, field("counter_check"), strconv.Quote(want) + " (recorded vs server count)", strconv.Quote(*r.CounterCheck)}
+		}
+	}
+	if r.State == string(evalctl.Completed) {
+		return nil
+	}
+	if r.Evidence != nil {
+		return &Difference{AttemptsJSON, field("evidence"), "null (the attempt never completed)", "evidence"}
+	}
+	if want := statusOf(evalctl.State(r.State)); r.Status != want {
+		return &Difference{AttemptsJSON, field("status"), string(want) + " (from the state)", string(r.Status)}
+	}
+	for _, f := range []struct {
+		name string
+		null bool
+	}{{"turns", r.Turns == nil}, {"termination", r.Termination == nil}, {"native_output_tokens", r.NativeOutputTokens == nil},
+		{"decode_seconds", r.DecodeSeconds == nil}, {"task_seconds", r.TaskSeconds == nil}, {"prompt_tokens", r.PromptTokens == nil},
+		{"prompt_seconds", r.PromptSeconds == nil}, {"tool_calls", r.ToolCalls == nil}, {"tool_errors", r.ToolErrors == nil},
+		{"max_sequence_tokens", r.MaxSequenceTokens == nil}, {"draft_tokens", r.DraftTokens == nil}, {"draft_accepted", r.DraftAccepted == nil},
+		{"timings_source", r.TimingsSource == nil}, {"tokens_source", r.TokensSource == nil}, {"server_generated_tokens", r.ServerGeneratedTokens == nil},
+		{"counter_check", r.CounterCheck == nil}, {"overlapped_attempts", r.OverlappedAttempts == nil}, {"input_strategy", r.InputStrategy == nil},
+		{"input_tokens", r.InputTokens == nil}, {"suite_fingerprint", r.SuiteFingerprint == nil}} {
+		if !f.null {
+			return &Difference{AttemptsJSON, field(f.name), "null (the attempt did not complete)", "a value"}
+		}
 	}
 	return nil
 }

@@ -9,13 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/evalctl/evalctl/results/runstore"
 )
@@ -37,10 +36,11 @@ const (
 var exportFiles = []string{AggregatesCSV, AggregatesJSON, AttemptsCSV, AttemptsJSON, CheckerPy, ProtocolJSON}
 
 // ProtocolSchema names the version of protocol.json's shape.
-const ProtocolSchema = "evalctl.protocol/v1"
+const ProtocolSchema = "evalctl.protocol/v2"
 
 // Protocol is protocol.json: each pooled run's registration exactly as
-// stored (run.json and plan.json) with its identities, and the options the
+// stored (run.json and plan.json, byte for byte) with its identities, what
+// its event log says of its sessions and rests, and the options the
 // aggregates were built with.
 type Protocol struct {
 	Schema         string        `json:"schema"`
@@ -52,15 +52,20 @@ type Protocol struct {
 // ProtocolRun is one run's registration.
 type ProtocolRun struct {
 	RunID string `json:"run_id"`
-	// Run and Plan are run.json and plan.json as stored; RunFileSHA256 and
-	// PlanFileSHA256 are the SHA-256 of those files' bytes.
-	Run            json.RawMessage `json:"run"`
-	RunFileSHA256  string          `json:"run_file_sha256"`
-	Plan           json.RawMessage `json:"plan"`
-	PlanFileSHA256 string          `json:"plan_file_sha256"`
+	// RunFile and PlanFile are run.json and plan.json exactly as stored
+	// (their bytes, as a string); RunFileSHA256 and PlanFileSHA256 are
+	// the SHA-256 of those bytes.
+	RunFile        string `json:"run_file"`
+	RunFileSHA256  string `json:"run_file_sha256"`
+	PlanFile       string `json:"plan_file"`
+	PlanFileSHA256 string `json:"plan_file_sha256"`
 	// PlanMatchesRun is whether plan.json still hashes to the plan_sha256
 	// registered in run.json.
 	PlanMatchesRun bool `json:"plan_matches_run"`
+	// Runner is whether a runner was working on the run when it was
+	// exported (RunInfo.Runner); Timeline its sessions and rests.
+	Runner   string    `json:"runner"`
+	Timeline *Timeline `json:"timeline"`
 }
 
 // ErrExportDir is returned when the export directory already holds files.
@@ -78,12 +83,13 @@ func Export(ctx context.Context, dirs []string, out string, opts Options) (*Repo
 	if err != nil {
 		return nil, err
 	}
-	proto := &Protocol{Schema: ProtocolSchema, EvalctlVersion: runstore.Version(), Options: opts}
-	for _, dir := range dirs {
+	proto := &Protocol{Schema: ProtocolSchema, EvalctlVersion: runstore.Version(), Options: opts, Runs: []ProtocolRun{}}
+	for i, dir := range dirs {
 		pr, err := protocolRun(dir)
 		if err != nil {
 			return nil, err
 		}
+		pr.Runner, pr.Timeline = in.Runs[i].Runner, in.Timelines[in.Runs[i].ID]
 		proto.Runs = append(proto.Runs, pr)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -138,23 +144,17 @@ func protocolRun(dir string) (ProtocolRun, error) {
 	if err != nil {
 		return ProtocolRun{}, fmt.Errorf("export protocol of %s: %w", dir, err)
 	}
+	if !utf8.Valid(runBytes) || !utf8.Valid(planBytes) {
+		return ProtocolRun{}, fmt.Errorf("export protocol of %s: run.json or plan.json is not UTF-8 text", dir)
+	}
 	var run runstore.Run
 	if err := json.Unmarshal(runBytes, &run); err != nil {
 		return ProtocolRun{}, fmt.Errorf("export protocol: %s: %w", filepath.Join(dir, runstore.RunFile), err)
 	}
 	rh, ph := sha256.Sum256(runBytes), sha256.Sum256(planBytes)
-	pr := ProtocolRun{RunID: run.ID, RunFileSHA256: hex.EncodeToString(rh[:]), PlanFileSHA256: hex.EncodeToString(ph[:])}
+	pr := ProtocolRun{RunID: run.ID, RunFile: string(runBytes), RunFileSHA256: hex.EncodeToString(rh[:]),
+		PlanFile: string(planBytes), PlanFileSHA256: hex.EncodeToString(ph[:])}
 	pr.PlanMatchesRun = pr.PlanFileSHA256 == run.PlanSHA256
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, runBytes); err != nil {
-		return ProtocolRun{}, fmt.Errorf("export protocol: run.json of %s: %w", dir, err)
-	}
-	pr.Run = bytes.Clone(compact.Bytes())
-	compact.Reset()
-	if err := json.Compact(&compact, planBytes); err != nil {
-		return ProtocolRun{}, fmt.Errorf("export protocol: plan.json of %s: %w", dir, err)
-	}
-	pr.Plan = bytes.Clone(compact.Bytes())
 	return pr, nil
 }
 
@@ -174,6 +174,11 @@ var attemptColumns = []struct {
 	{"repeat", func(r *Row) string { return r.Repeat }},
 	{"seed", func(r *Row) string { return strconv.FormatInt(r.Seed, 10) }},
 	{"state", func(r *Row) string { return r.State }},
+	{"phase", func(r *Row) string { return csvS(r.Phase) }},
+	{"device", func(r *Row) string { return r.Device }},
+	{"started_at", func(r *Row) string { return csvT(r.StartedAt) }},
+	{"endpoint_released_at", func(r *Row) string { return csvT(r.EndpointReleasedAt) }},
+	{"finished_at", func(r *Row) string { return csvT(r.FinishedAt) }},
 	{"replacement_of", func(r *Row) string { return csvS(r.ReplacementOf) }},
 	{"replaced_by", func(r *Row) string { return csvS(r.ReplacedBy) }},
 	{"image_id", func(r *Row) string { return r.ImageID }},
@@ -196,7 +201,21 @@ var attemptColumns = []struct {
 	{"draft_tokens", func(r *Row) string { return csvI(r.DraftTokens) }},
 	{"draft_accepted", func(r *Row) string { return csvI(r.DraftAccepted) }},
 	{"timings_source", func(r *Row) string { return csvS(r.TimingsSource) }},
+	{"tokens_source", func(r *Row) string { return csvS(r.TokensSource) }},
+	{"server_generated_tokens", func(r *Row) string { return csvI(r.ServerGeneratedTokens) }},
+	{"counter_check", func(r *Row) string { return csvS(r.CounterCheck) }},
 	{"overlapped_attempts", func(r *Row) string { return csvN(r.OverlappedAttempts) }},
+	{"input_strategy", func(r *Row) string { return csvS(r.InputStrategy) }},
+	{"input_tokens", func(r *Row) string { return csvI(r.InputTokens) }},
+	{"replica", func(r *Row) string { return r.Replica }},
+}
+
+// csvT is a time as JSON writes it (RFC 3339 with nanoseconds), or empty.
+func csvT(v *time.Time) string {
+	if v == nil {
+		return ""
+	}
+	return v.Format(time.RFC3339Nano)
 }
 
 func csvS(v *string) string {
@@ -234,305 +253,4 @@ func attemptsCSV(rows []Row) ([]byte, error) {
 	}
 	cw.Flush()
 	return buf.Bytes(), cw.Error()
-}
-
-// Difference is the first thing Verify found that does not match: in which
-// file, which field, what the recomputation expected and what the file
-// holds.
-type Difference struct {
-	File, Field, Expected, Got string
-}
-
-var _ error = (*Difference)(nil)
-
-func (d *Difference) Error() string {
-	return fmt.Sprintf("%s: %s: expected %s, got %s", d.File, d.Field, d.Expected, d.Got)
-}
-
-var sumLine = regexp.MustCompile(`^([0-9a-f]{64}) [ *](.+)$`)
-
-// Verify checks an export directory: every checksum in SHA256SUMS, that
-// attempts.csv holds the rows of attempts.json, that protocol.json's plans
-// match their runs, and that every aggregate recomputed from attempts.json
-// with the report's own pooling equals aggregates.json and aggregates.csv.
-// It returns a *Difference for the first mismatch.
-func Verify(dir string) error {
-	listed, err := readListed(dir)
-	if err != nil {
-		return err
-	}
-	rows, err := verifyRows(listed)
-	if err != nil {
-		return err
-	}
-	var proto Protocol
-	if err := strictUnmarshal(listed[ProtocolJSON], &proto); err != nil {
-		return &Difference{ProtocolJSON, "(document)", "a protocol", err.Error()}
-	}
-	in, err := protocolInput(&proto, rows)
-	if err != nil {
-		return err
-	}
-	return verifyAggregates(listed, in, proto.Options)
-}
-
-// readListed checks every checksum line of the export in dir and returns
-// each listed file's bytes, read once: what was checksummed is what is
-// parsed.
-func readListed(dir string) (map[string][]byte, error) {
-	sums, err := os.ReadFile(filepath.Join(dir, SumsFile))
-	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", dir, err)
-	}
-	listed := map[string][]byte{}
-	for i, line := range strings.Split(strings.TrimSuffix(string(sums), "\n"), "\n") {
-		m := sumLine.FindStringSubmatch(line)
-		if m == nil {
-			return nil, &Difference{SumsFile, fmt.Sprintf("line %d", i+1), "\"SHA256  FILE\"", strconv.Quote(line)}
-		}
-		name := m[2]
-		if name != filepath.Base(name) {
-			return nil, &Difference{SumsFile, fmt.Sprintf("line %d", i+1), "a file name in the export directory", strconv.Quote(name)}
-		}
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return nil, &Difference{name, "sha256", m[1], "unreadable file: " + err.Error()}
-		}
-		h := sha256.Sum256(data)
-		if got := hex.EncodeToString(h[:]); got != m[1] {
-			return nil, &Difference{name, "sha256", m[1], got}
-		}
-		listed[name] = data
-	}
-	for _, name := range exportFiles {
-		if _, ok := listed[name]; !ok {
-			return nil, &Difference{SumsFile, name, "a checksum line", "none"}
-		}
-	}
-	return listed, nil
-}
-
-// verifyRows reads attempts.json's rows and checks the shipped checker,
-// each row's evidence and attempts.csv against them.
-func verifyRows(listed map[string][]byte) ([]Row, error) {
-	var rows []Row
-	if err := strictUnmarshal(listed[AttemptsJSON], &rows); err != nil {
-		return nil, &Difference{AttemptsJSON, "(document)", "an array of attempt rows", err.Error()}
-	}
-	if !bytes.Equal(listed[CheckerPy], checkerPy) {
-		return nil, &Difference{CheckerPy, "(bytes)", "the checker this evalctl ships", "a different file"}
-	}
-	for i := range rows {
-		if d := checkEvidence(i, &rows[i]); d != nil {
-			return nil, d
-		}
-	}
-	wantCSV, err := attemptsCSV(rows)
-	if err != nil {
-		return nil, err
-	}
-	if d := diffCSV(AttemptsCSV, wantCSV, listed[AttemptsCSV]); d != nil {
-		return nil, d
-	}
-	return rows, nil
-}
-
-// protocolInput checks protocol.json's runs against their plans and
-// returns the report input they and rows make.
-func protocolInput(proto *Protocol, rows []Row) (*Input, error) {
-	in := &Input{Rows: rows}
-	for i, pr := range proto.Runs {
-		var run runstore.Run
-		if err := json.Unmarshal(pr.Run, &run); err != nil {
-			return nil, &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].run", i), "a run.json", err.Error()}
-		}
-		if pr.RunID != run.ID {
-			return nil, &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].run_id", i), strconv.Quote(run.ID), strconv.Quote(pr.RunID)}
-		}
-		if want := pr.PlanFileSHA256 == run.PlanSHA256; want != pr.PlanMatchesRun {
-			return nil, &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].plan_matches_run", i), strconv.FormatBool(want), strconv.FormatBool(pr.PlanMatchesRun)}
-		}
-		in.Runs = append(in.Runs, NewRunInfo(&run, proto.Options.Suite))
-		sweeps, err := planSweeps(pr.Plan)
-		if err != nil {
-			return nil, &Difference{ProtocolJSON, fmt.Sprintf("runs[%d].plan", i), "a plan", err.Error()}
-		}
-		in.Sweeps = append(in.Sweeps, sweeps...)
-	}
-	return in, nil
-}
-
-// verifyAggregates rebuilds the report from in and compares it with
-// aggregates.json and aggregates.csv (whose options must be protocol.json's).
-func verifyAggregates(listed map[string][]byte, in *Input, opts Options) error {
-	aggBytes := listed[AggregatesJSON]
-	var head struct {
-		Options Options `json:"options"`
-	}
-	if err := json.Unmarshal(aggBytes, &head); err != nil {
-		return &Difference{AggregatesJSON, "(document)", "a report", err.Error()}
-	}
-	if head.Options != opts {
-		return &Difference{AggregatesJSON, "options", fmt.Sprintf("%+v (protocol.json)", opts), fmt.Sprintf("%+v", head.Options)}
-	}
-	rep, err := Build(in, head.Options)
-	if err != nil {
-		return &Difference{AttemptsJSON, "(rows)", "rows a report can be built from", err.Error()}
-	}
-	var buf bytes.Buffer
-	if err := WriteJSON(&buf, rep); err != nil {
-		return err
-	}
-	if d := diffJSONDocs(AggregatesJSON, buf.Bytes(), aggBytes); d != nil {
-		return d
-	}
-	buf.Reset()
-	if err := WriteCSV(&buf, rep); err != nil {
-		return err
-	}
-	return diffCSV(AggregatesCSV, buf.Bytes(), listed[AggregatesCSV])
-}
-
-func strictUnmarshal(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("trailing data after the document")
-	}
-	return nil
-}
-
-// diffCSV compares the CSV Verify rendered with the file's bytes, naming
-// the first differing row and column.
-func diffCSV(name string, want, got []byte) error {
-	if bytes.Equal(want, got) {
-		return nil
-	}
-	wr, err := csv.NewReader(bytes.NewReader(want)).ReadAll()
-	if err != nil {
-		return err
-	}
-	gr, err := csv.NewReader(bytes.NewReader(got)).ReadAll()
-	if err != nil {
-		return &Difference{name, "(document)", "valid CSV", err.Error()}
-	}
-	for i := 0; i < min(len(wr), len(gr)); i++ {
-		for j := 0; j < min(len(wr[i]), len(gr[i])); j++ {
-			if wr[i][j] != gr[i][j] {
-				col := strconv.Itoa(j)
-				if len(wr) > 0 && j < len(wr[0]) {
-					col = wr[0][j]
-				}
-				return &Difference{name, fmt.Sprintf("line %d, column %s", i+1, col), strconv.Quote(wr[i][j]), strconv.Quote(gr[i][j])}
-			}
-		}
-		if len(wr[i]) != len(gr[i]) {
-			return &Difference{name, fmt.Sprintf("line %d", i+1), fmt.Sprintf("%d fields", len(wr[i])), fmt.Sprintf("%d fields", len(gr[i]))}
-		}
-	}
-	if len(wr) != len(gr) {
-		return &Difference{name, "lines", strconv.Itoa(len(wr)), strconv.Itoa(len(gr))}
-	}
-	return &Difference{name, "(bytes)", "the rendering of the rows", "the same values, formatted differently"}
-}
-
-// diffJSONDocs compares two JSON documents value by value (numbers as
-// written, so to the last digit) and names the first differing path.
-func diffJSONDocs(name string, want, got []byte) error {
-	var w, g any
-	dw := json.NewDecoder(bytes.NewReader(want))
-	dw.UseNumber()
-	if err := dw.Decode(&w); err != nil {
-		return err
-	}
-	dg := json.NewDecoder(bytes.NewReader(got))
-	dg.UseNumber()
-	if err := dg.Decode(&g); err != nil {
-		return &Difference{name, "(document)", "valid JSON", err.Error()}
-	}
-	if d := diffJSON(name, "", w, g); d != nil {
-		return d
-	}
-	if !bytes.Equal(want, got) {
-		return &Difference{name, "(bytes)", "the rendering of the recomputed report", "the same values, formatted differently"}
-	}
-	return nil
-}
-
-func diffJSON(file, path string, want, got any) *Difference {
-	at := func(p string) string {
-		if p == "" {
-			return "(root)"
-		}
-		return p
-	}
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return &Difference{file, at(path), "an object", brief(got)}
-		}
-		keys := make([]string, 0, len(w))
-		for k := range w {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			gv, ok := g[k]
-			if !ok {
-				return &Difference{file, p, brief(w[k]), "no such field"}
-			}
-			if d := diffJSON(file, p, w[k], gv); d != nil {
-				return d
-			}
-		}
-		for k := range g {
-			if _, ok := w[k]; !ok {
-				p := k
-				if path != "" {
-					p = path + "." + k
-				}
-				return &Difference{file, p, "no such field", brief(g[k])}
-			}
-		}
-		return nil
-	case []any:
-		g, ok := got.([]any)
-		if !ok {
-			return &Difference{file, at(path), "an array", brief(got)}
-		}
-		for i := 0; i < min(len(w), len(g)); i++ {
-			if d := diffJSON(file, fmt.Sprintf("%s[%d]", path, i), w[i], g[i]); d != nil {
-				return d
-			}
-		}
-		if len(w) != len(g) {
-			return &Difference{file, at(path) + " length", strconv.Itoa(len(w)), strconv.Itoa(len(g))}
-		}
-		return nil
-	default:
-		if brief(want) != brief(got) {
-			return &Difference{file, at(path), brief(want), brief(got)}
-		}
-		return nil
-	}
-}
-
-func brief(v any) string {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	s := string(data)
-	if len(s) > 120 {
-		s = s[:117] + "..."
-	}
-	return s
 }

@@ -76,7 +76,7 @@ func TestExportContents(t *testing.T) {
 	if err := json.Unmarshal(data, &proto); err != nil {
 		t.Fatal(err)
 	}
-	if len(proto.Runs) != 1 || !proto.Runs[0].PlanMatchesRun || proto.Runs[0].RunID != "dev24-quant" || len(proto.Runs[0].Plan) == 0 {
+	if len(proto.Runs) != 1 || !proto.Runs[0].PlanMatchesRun || proto.Runs[0].RunID != "dev24-quant" || proto.Runs[0].PlanFile == "" {
 		t.Errorf("protocol %+v", proto.Runs)
 	}
 	sums, _ := os.ReadFile(filepath.Join(out, SumsFile))

@@ -173,8 +173,12 @@ type table struct {
 func headerLines(r *Report) []string {
 	var out []string
 	for _, ri := range r.Runs {
-		out = append(out, fmt.Sprintf("run %s: suite %s (%s), outcomes under %s, image %s, plan %s",
-			ri.ID, tasks.Label(ri.Suite.Name, ri.Suite.Version), short(ri.Suite.Fingerprint), ri.GradedSuite, short(ri.ImageID), short(ri.PlanSHA256)))
+		line := fmt.Sprintf("run %s: suite %s (%s), outcomes under %s, image %s, plan %s",
+			ri.ID, tasks.Label(ri.Suite.Name, ri.Suite.Version), short(ri.Suite.Fingerprint), ri.GradedSuite, short(ri.ImageID), short(ri.PlanSHA256))
+		if ri.Progress != nil {
+			line += "; " + ri.Progress.Words
+		}
+		out = append(out, line)
 	}
 	if r.Baseline != "" {
 		line := "baseline arm: " + r.Baseline
@@ -197,10 +201,11 @@ func mixedLines(r *Report) []string {
 func tables(r *Report) []table {
 	var ts []table
 	out := table{Title: "Outcomes per arm (of scored attempts; 95% Wilson intervals)",
-		Header: []string{"arm", "planned", "completed", "scored", "ungraded", "unscored", "functional", "delivered", "terminations"}}
+		Header: []string{"arm", "planned", "completed", "scored", "ungraded", "unscored", "pending", "functional", "delivered", "terminations", "replaced (apart)"}}
 	for _, a := range r.Arms {
 		out.Rows = append(out.Rows, []string{a.Arm, strconv.Itoa(a.Attempts), strconv.Itoa(a.Completed), strconv.Itoa(a.Scored),
-			strconv.Itoa(a.Ungraded), strconv.Itoa(a.Unscored), fmtRate(a.Functional), fmtRate(a.Delivered), fmtTerminations(a.Terminations)})
+			strconv.Itoa(a.Ungraded), strconv.Itoa(a.Unscored), strconv.Itoa(a.Pending), fmtRate(a.Functional), fmtRate(a.Delivered),
+			fmtTerminations(a.Terminations), fmtTerminations(a.Replaced)})
 	}
 	ts = append(ts, out)
 	speed := table{Title: "Speed per arm (pooled: sum of tokens / sum of seconds over scored attempts with measurements)",
@@ -378,7 +383,7 @@ func csvB(v *bool) string {
 // (scope "case"), then the legend (scope "legend": the figure in the arm
 // column, its meaning in the last). Empty cells are null.
 var csvColumns = []string{
-	"scope", "arm", "case", "attempts", "completed", "scored", "ungraded", "unscored",
+	"scope", "arm", "case", "attempts", "completed", "scored", "ungraded", "unscored", "pending", "states", "replaced",
 	"functional", "functional_rate", "functional_wilson_low", "functional_wilson_high",
 	"delivered", "delivered_rate", "delivered_wilson_low", "delivered_wilson_high",
 	"measured", "unmeasured", "overlapped", "native_output_tokens", "decode_seconds", "task_seconds", "decode_tps", "timings_source", "task_output_tps",
@@ -395,13 +400,11 @@ func statsCells(s *Stats) []string {
 	rate := func(r Rate) []string {
 		return []string{strconv.Itoa(r.Count), csvF(r.Rate), csvF(r.Low), csvF(r.High)}
 	}
-	out := []string{strconv.Itoa(s.Attempts), strconv.Itoa(s.Completed), strconv.Itoa(s.Scored), strconv.Itoa(s.Ungraded), strconv.Itoa(s.Unscored)}
+	out := []string{strconv.Itoa(s.Attempts), strconv.Itoa(s.Completed), strconv.Itoa(s.Scored), strconv.Itoa(s.Ungraded), strconv.Itoa(s.Unscored),
+		strconv.Itoa(s.Pending), csvCounts(s.States), csvCounts(s.Replaced)}
 	out = append(out, rate(s.Functional)...)
 	out = append(out, rate(s.Delivered)...)
-	terms := ""
-	if len(s.Terminations) > 0 {
-		terms = fmtTerminations(s.Terminations)
-	}
+	terms := csvCounts(s.Terminations)
 	source := ""
 	if s.TimingsSource != nil {
 		source = *s.TimingsSource
@@ -409,6 +412,15 @@ func statsCells(s *Stats) []string {
 	return append(out, strconv.Itoa(s.Measured), strconv.Itoa(s.Unmeasured), csvN(s.Overlapped), csvI(s.NativeOutputTokens), csvF(s.DecodeSeconds), csvF(s.TaskSeconds),
 		csvF(s.DecodeTPS), source, csvF(s.TaskOutputTPS), csvF(s.MedianAttemptSeconds), terms,
 		csvI(s.DraftTokens), csvI(s.DraftAccepted), csvF(s.DraftAcceptance))
+}
+
+// csvCounts is counts by name as words ("completed 8, running 1"); empty
+// without any.
+func csvCounts(m map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	return fmtTerminations(m)
 }
 
 // WriteCSV writes the aggregates as one CSV table (see csvColumns).

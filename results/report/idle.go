@@ -101,21 +101,71 @@ func minus(a, b []span) []span {
 // intersect is the part of a (merged) inside b (merged).
 func intersect(a, b []span) []span { return minus(a, minus(a, b)) }
 
+// Timeline is what a run's event log says that its endpoint idle share
+// needs: when each runner session began (registration, each resume) and
+// the rests between attempts. An export carries it in protocol.json, so
+// that the share can be recomputed from the export alone.
+type Timeline struct {
+	Sessions []time.Time `json:"sessions"`
+	Rests    []Rest      `json:"rests"`
+}
+
+// Rest is one rest between attempts (the plan's rest_seconds).
+type Rest struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+}
+
+// NewTimeline reads a run's sessions and rests from its event log.
+func NewTimeline(events []runstore.Event) *Timeline {
+	tl := &Timeline{Sessions: []time.Time{}, Rests: []Rest{}}
+	for _, e := range events {
+		switch e.Kind {
+		case evalctl.EventRegistered, evalctl.EventResumed:
+			tl.Sessions = append(tl.Sessions, e.Time.UTC())
+		case runstore.RestEvent:
+			if from, to, err := runstore.ParseRest(e.Detail); err == nil {
+				tl.Rests = append(tl.Rests, Rest{from.UTC(), to.UTC()})
+			}
+		}
+	}
+	return tl
+}
+
 // ComputeEndpointIdle computes a run's endpoint idle share per device from
-// its attempt records and event log. It is nil when no attempt recorded
-// when it released its endpoint (runs from before that was recorded).
+// its attempt records and event log (see endpointIdle), as for a run no
+// runner is working on.
 func ComputeEndpointIdle(attempts []*evalctl.Attempt, events []runstore.Event) *EndpointIdle {
+	rows := make([]*Row, len(attempts))
+	for i, a := range attempts {
+		r := NewRow(a, "", nil)
+		rows[i] = &r
+	}
+	return endpointIdle(rows, NewTimeline(events), false)
+}
+
+// endpointIdle computes a run's endpoint idle share per device from its
+// rows' start, release and finish times and its timeline. It is nil when
+// no attempt recorded when it released its endpoint (runs from before
+// that was recorded). While a runner works on the run (running), a device
+// with an attempt in flight has no share yet: its wall time is not over.
+func endpointIdle(rows []*Row, tl *Timeline, running bool) *EndpointIdle {
 	recorded := false
-	for _, a := range attempts {
-		if a.EndpointReleasedAt != nil {
+	for _, r := range rows {
+		if r.EndpointReleasedAt != nil {
 			recorded = true
 		}
 	}
-	if !recorded {
+	if !recorded || tl == nil {
 		return nil
 	}
-	sessions, rests := sessionsAndRests(events)
-	h := collectHolds(attempts, sessions)
+	sessions := append([]time.Time(nil), tl.Sessions...)
+	sort.Slice(sessions, func(i, j int) bool { return sessions[i].Before(sessions[j]) })
+	var rests []span
+	for _, r := range tl.Rests {
+		rests = append(rests, span{r.From, r.To})
+	}
+	h := collectHolds(rows, sessions, running)
 	var wall []span
 	for _, w := range h.walls {
 		wall = append(wall, *w)
@@ -130,23 +180,14 @@ func ComputeEndpointIdle(attempts []*evalctl.Attempt, events []runstore.Event) *
 	return out
 }
 
-// sessionsAndRests reads the event log's runner sessions (their start
-// times, sorted) and rests.
-func sessionsAndRests(events []runstore.Event) ([]time.Time, []span) {
-	var sessions []time.Time
-	var rests []span
-	for _, e := range events {
-		switch e.Kind {
-		case evalctl.EventRegistered, evalctl.EventResumed:
-			sessions = append(sessions, e.Time)
-		case runstore.RestEvent:
-			if from, to, err := runstore.ParseRest(e.Detail); err == nil {
-				rests = append(rests, span{from, to})
-			}
-		}
+// noRelease says why an attempt without an endpoint release leaves its
+// device's idle share unknown: it is still running, or the runner stopped
+// during it.
+func noRelease(r *Row, running bool) string {
+	if running && r.State == string(evalctl.Running) {
+		return fmt.Sprintf("attempt %s is still running: the share is known once the device's attempts have ended", r.AttemptID)
 	}
-	sort.Slice(sessions, func(i, j int) bool { return sessions[i].Before(sessions[j]) })
-	return sessions, rests
+	return fmt.Sprintf("attempt %s (%s) has no recorded endpoint release: the runner stopped during it, so how long it held the endpoint is unknown", r.AttemptID, r.State)
 }
 
 // holds are the attempts' holds on their endpoints, per device label and
@@ -161,14 +202,15 @@ type holds struct {
 }
 
 // collectHolds gathers each started attempt's hold on its endpoint
-// (sessions: the sorted session start times).
-func collectHolds(attempts []*evalctl.Attempt, sessions []time.Time) *holds {
+// (sessions: the sorted session start times; running: a runner works on
+// the run now).
+func collectHolds(rows []*Row, sessions []time.Time, running bool) *holds {
 	session := func(t time.Time) int { // index of the session t falls in
 		return sort.Search(len(sessions), func(i int) bool { return sessions[i].After(t) }) - 1
 	}
 	h := &holds{walls: map[int]*span{}, spans: map[string]map[int]*span{}, busy: map[string][]span{},
 		count: map[string]int{}, unknown: map[string]string{}}
-	for _, a := range attempts {
+	for _, a := range rows {
 		if a.StartedAt == nil {
 			continue
 		}
@@ -183,7 +225,7 @@ func collectHolds(attempts []*evalctl.Attempt, sessions []time.Time) *holds {
 		}
 		if a.EndpointReleasedAt == nil || end == nil {
 			if h.unknown[d] == "" {
-				h.unknown[d] = fmt.Sprintf("attempt %s (%s) has no recorded endpoint release: the runner stopped during it, so how long it held the endpoint is unknown", a.ID, a.State)
+				h.unknown[d] = noRelease(a, running)
 			}
 			continue
 		}
@@ -253,9 +295,9 @@ func (h *holds) deviceIdle(d string, wall, rests []span) DeviceIdle {
 }
 
 // idleNotes says each run's endpoint idle share per device.
-func idleNotes(in *Input) []string {
+func idleNotes(rep *Report) []string {
 	var notes []string
-	for _, r := range in.Runs {
+	for _, r := range rep.Runs {
 		if r.EndpointIdle == nil {
 			continue
 		}

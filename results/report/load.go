@@ -37,11 +37,25 @@ type RunInfo struct {
 	// ArmIdentities are the arms' pooling identities (see
 	// runstore.ArmIdentity); runs that lack them pool by arm hash.
 	ArmIdentities map[string]*runstore.ArmIdentity `json:"arm_identities,omitempty"`
+	// Runner says whether a runner was working on the run when it was
+	// read: RunnerActive or RunnerNone. It is the one fact of a report not
+	// read from the records (an export records it as it was).
+	Runner string `json:"runner"`
+	// Progress is how far the run got (see RunProgress).
+	Progress *RunProgress `json:"progress"`
 	// EndpointIdle is the run's endpoint idle share per device (see
-	// ComputeEndpointIdle); absent for runs that did not record when
-	// attempts released their endpoint.
+	// endpointIdle); absent for runs that did not record when attempts
+	// released their endpoint.
 	EndpointIdle *EndpointIdle `json:"endpoint_idle,omitempty"`
 }
+
+// Runner states of RunInfo.Runner.
+const (
+	// RunnerActive: a runner holds the run's lock: it is running.
+	RunnerActive = "active"
+	// RunnerNone: no runner holds it.
+	RunnerNone = "none"
+)
 
 // Input is what a report is built from: the runs and one row per attempt
 // record, in run order and then slot order. The order matters: pooled sums
@@ -51,6 +65,9 @@ type Input struct {
 	Rows []Row     `json:"rows"`
 	// Sweeps are the sweeps the runs' plans declared.
 	Sweeps []evalctl.SweepRecord `json:"sweeps,omitempty"`
+	// Timelines are each run's sessions and rests, by run id (see
+	// Timeline); a run without one gets no endpoint idle share.
+	Timelines map[string]*Timeline `json:"timelines,omitempty"`
 }
 
 // NewRunInfo describes a run whose outcomes are read under suiteVersion
@@ -80,11 +97,13 @@ func SuiteID(r *runstore.Run, version string) string {
 // Load reads run directories into rows. suiteVersion picks the graded suite
 // version (see SuiteID); an attempt without grades under it is ungraded.
 func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, error) {
-	in := &Input{}
+	in := &Input{Timelines: map[string]*Timeline{}}
 	seen := map[string]string{}
 	// The same attempt must not be pooled twice through two run
-	// directories (a copied run under another run id): each record's
-	// content digest (its run id left out) may occur once.
+	// directories: an attempt id may occur once, and so may each record's
+	// content digest (its run id left out: a copied run under another run
+	// id).
+	ids := map[string]string{}
 	digests := map[string]string{}
 	for _, dir := range dirs {
 		st, err := runstore.Open(dir)
@@ -100,6 +119,10 @@ func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, erro
 		}
 		seen[run.ID] = dir
 		info := NewRunInfo(run, suiteVersion)
+		info.Runner = RunnerNone
+		if st.Busy() {
+			info.Runner = RunnerActive
+		}
 		in.Runs = append(in.Runs, info)
 		sweeps, err := readPlanSweeps(dir)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -110,49 +133,67 @@ func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, erro
 		if err != nil {
 			return nil, err
 		}
-		replacedBy := map[string]string{}
-		for _, a := range attempts {
-			if a.ReplacementOf != "" {
-				replacedBy[a.ReplacementOf] = a.ID
-			}
-		}
 		events, err := st.Events()
 		if err != nil {
 			return nil, fmt.Errorf("run %s: event log: %w", dir, err)
 		}
-		in.Runs[len(in.Runs)-1].EndpointIdle = ComputeEndpointIdle(attempts, events)
+		in.Timelines[run.ID] = NewTimeline(events)
 		first := len(in.Rows)
-		for _, a := range attempts {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			var grades []*evalctl.Grade
-			if a.State == evalctl.Completed {
-				grades, err = st.Grades(a, info.GradedSuite)
-				if err != nil {
-					return nil, fmt.Errorf("run %s attempt %s: grades %s: %w", dir, a.ID, info.GradedSuite, err)
-				}
-			}
-			if a.State != evalctl.Planned {
-				d, err := attemptDigest(a)
-				if err != nil {
-					return nil, err
-				}
-				where := dir + " attempt " + a.ID
-				if prev, ok := digests[d]; ok {
-					return nil, fmt.Errorf("%w: %s and %s are the same attempt record (content SHA-256 %s, run id aside): it would be pooled twice", ErrDuplicateAttempt, prev, where, d[:16])
-				}
-				digests[d] = where
-			}
-			row := NewRow(a, info.GradedSuite, grades)
-			if by, ok := replacedBy[a.ID]; ok {
-				row.ReplacedBy = &by
-			}
-			in.Rows = append(in.Rows, row)
+		if err := loadRows(ctx, in, st, info.GradedSuite, attempts, ids, digests); err != nil {
+			return nil, err
 		}
 		applyCounters(attempts, in.Rows[first:])
 	}
 	return in, nil
+}
+
+// loadRows appends a row per attempt record of one run; ids and digests
+// hold, across runs, where each attempt id and record digest was met.
+func loadRows(ctx context.Context, in *Input, st *runstore.Store, suiteID string, attempts []*evalctl.Attempt, ids, digests map[string]string) error {
+	replacedBy := map[string]string{}
+	for _, a := range attempts {
+		if a.ReplacementOf != "" {
+			replacedBy[a.ReplacementOf] = a.ID
+		}
+	}
+	phases := st.Phases()
+	for _, a := range attempts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		where := st.Dir + " attempt " + a.ID
+		if prev, ok := ids[a.ID]; ok {
+			return fmt.Errorf("%w: attempt id %s is in both %s and %s: it would be pooled twice (pool each run directory once)", ErrDuplicateAttempt, a.ID, prev, st.Dir)
+		}
+		ids[a.ID] = st.Dir
+		var grades []*evalctl.Grade
+		var err error
+		if a.State == evalctl.Completed {
+			grades, err = st.Grades(a, suiteID)
+			if err != nil {
+				return fmt.Errorf("run %s attempt %s: grades %s: %w", st.Dir, a.ID, suiteID, err)
+			}
+		}
+		if a.State != evalctl.Planned {
+			d, err := attemptDigest(a)
+			if err != nil {
+				return err
+			}
+			if prev, ok := digests[d]; ok {
+				return fmt.Errorf("%w: %s and %s are the same attempt record (content SHA-256 %s, run id aside): it would be pooled twice", ErrDuplicateAttempt, prev, where, d[:16])
+			}
+			digests[d] = where
+		}
+		row := NewRow(a, suiteID, grades)
+		if by, ok := replacedBy[a.ID]; ok {
+			row.ReplacedBy = &by
+		}
+		if ph, ok := phases[a.ID]; ok && a.State == evalctl.Running {
+			row.Phase = &ph
+		}
+		in.Rows = append(in.Rows, row)
+	}
+	return nil
 }
 
 // ErrDuplicateAttempt is returned when one attempt is reached through two
@@ -178,11 +219,13 @@ func attemptDigest(a *evalctl.Attempt) (string, error) {
 // snapshot left ungraded under suiteID is Ungraded: its outcome is unknown,
 // not failed.
 func NewRow(a *evalctl.Attempt, suiteID string, grades []*evalctl.Grade) Row {
+	state := evalctl.StateOf(a)
 	r := Row{
 		RunID: a.RunID, AttemptID: a.ID, Slot: a.Slot, Arm: a.Arm, ArmHash: a.ArmHash,
 		Case: a.Case, Language: a.Language, Repeat: a.Repeat, Seed: a.Seed,
-		State: string(a.State), ImageID: a.ImageID, Suite: suiteID,
-		ExpectedTurns: a.ExpectedTurns, Status: Unscored, Replica: a.Replica,
+		State: string(state), ImageID: a.ImageID, Suite: suiteID,
+		ExpectedTurns: a.ExpectedTurns, Status: statusOf(state), Replica: a.Replica,
+		Device: a.Device, StartedAt: utc(a.StartedAt), EndpointReleasedAt: utc(a.EndpointReleasedAt), FinishedAt: utc(a.FinishedAt),
 	}
 	if a.ReplacementOf != "" {
 		s := a.ReplacementOf
@@ -245,6 +288,16 @@ func NewRow(a *evalctl.Attempt, suiteID string, grades []*evalctl.Grade) Row {
 		r.SuiteFingerprint = &fp
 	}
 	return r
+}
+
+// utc is a copy of t in UTC (nil stays nil): rows write every time in one
+// zone.
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }
 
 // clone copies the value p points to, so that a row shares no memory with

@@ -89,7 +89,7 @@ func longContext(arms []string, byArm map[string][]*Row) []LongContextArm {
 }
 
 // finalChecks sums the tests passed and run over the groups of the final
-// phase grade.
+// phase grade; ok is false when some group's counts are unknown.
 func finalChecks(r *Row) (passed, total int, ok bool) {
 	if r.Evidence == nil || len(r.Evidence.Phases) == 0 {
 		return 0, 0, false
@@ -99,8 +99,11 @@ func finalChecks(r *Row) (passed, total int, ok bool) {
 		return 0, 0, false
 	}
 	for _, g := range last.Groups {
-		passed += g.Passed
-		total += g.Total
+		if g.Passed == nil || g.Total == nil {
+			return 0, 0, false // counts unknown: a partial sum is not a sum
+		}
+		passed += *g.Passed
+		total += *g.Total
 	}
 	return passed, total, true
 }

@@ -111,7 +111,7 @@ func TestNullMeasurementsNotPooled(t *testing.T) {
 			t.Errorf("%s: no note on the unmeasured attempts", f)
 		}
 	}
-	if csvText := render(t, rep, FormatCSV); !strings.Contains(csvText, "arm,B,,1,1,1,0,0,1,1,") || !strings.Contains(csvText, ",0,,,,,,,") {
+	if csvText := render(t, rep, FormatCSV); !strings.Contains(csvText, "arm,B,,1,1,1,0,0,0,completed 1,,1,1,") || !strings.Contains(csvText, ",0,,,,,,,") {
 		t.Errorf("CSV of B does not leave its speed figures empty:\n%s", csvText)
 	}
 }

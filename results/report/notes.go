@@ -2,7 +2,10 @@ package report
 
 import (
 	"fmt"
+	"sort"
 	"strings"
+
+	"github.com/evalctl/evalctl"
 )
 
 // overlapNotes warns, per arm, of measured attempts that had another in
@@ -17,14 +20,50 @@ func overlapNotes(r *Report) []string {
 	return out
 }
 
+// stateWords name attempt states in the report's notes.
+var stateWords = []struct{ state, words string }{
+	{string(evalctl.CancelledBeforeStart), "cancelled before start"},
+	{string(evalctl.CancelledAfterStart), "cancelled after start"},
+	{string(evalctl.Interrupted), "interrupted"},
+	{string(evalctl.InfraFailed), "infrastructure failure(s)"},
+	{string(evalctl.Completed), "completed"},
+	{string(evalctl.Running), "running"},
+	{string(evalctl.Planned), "planned"},
+}
+
+// byState is "2 infrastructure failure(s), 6 interrupted": counts in the
+// order of stateWords, then any other state by name.
+func byState(counts map[string]int) string {
+	var parts []string
+	known := map[string]bool{}
+	for _, sw := range stateWords {
+		known[sw.state] = true
+		if n := counts[sw.state]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, sw.words))
+		}
+	}
+	var other []string
+	for k := range counts {
+		if !known[k] && counts[k] > 0 {
+			other = append(other, k)
+		}
+	}
+	sort.Strings(other)
+	for _, k := range other {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // countNotes says, in words, what was left out of the counts.
 func countNotes(in *Input) []string {
-	var ungraded, unscored, replaced, unmeasured int
+	var ungraded, unmeasured int
+	unscored, replaced := map[string]int{}, map[string]int{}
 	suites := orderedSet{}
 	for i := range in.Rows {
 		r := &in.Rows[i]
 		if !r.inPlan() {
-			replaced++
+			replaced[r.State]++
 			continue
 		}
 		switch r.Status {
@@ -32,7 +71,7 @@ func countNotes(in *Input) []string {
 			ungraded++
 			suites.add(r.Suite, r.RunID)
 		case Unscored:
-			unscored++
+			unscored[r.State]++
 		case Scored:
 			if !r.measured() {
 				unmeasured++
@@ -44,15 +83,23 @@ func countNotes(in *Input) []string {
 		out = append(out, fmt.Sprintf("%d scored attempt(s) have no native output token count or no decode seconds (some response reported none): null, left out of decode TPS and task TPS, not counted as 0", unmeasured))
 	}
 	if ungraded > 0 {
-		out = append(out, fmt.Sprintf("%d completed attempt(s) have no grade under %s: shown as ungraded (-), not counted as failures", ungraded, strings.Join(suites.keys, ", ")))
+		out = append(out, fmt.Sprintf("%d completed attempt(s) have no grade that can be computed under %s (an answer not graded there, or records that do not match up): shown as ungraded (-), not counted as failures", ungraded, strings.Join(suites.keys, ", ")))
 	}
-	if unscored > 0 {
-		out = append(out, fmt.Sprintf("%d attempt(s) never completed (cancelled, interrupted, infrastructure failure or not run): null, not counted", unscored))
+	if n := sum(unscored); n > 0 {
+		out = append(out, fmt.Sprintf("%d attempt(s) ended without an outcome (%s): null, not counted", n, byState(unscored)))
 	}
-	if replaced > 0 {
-		out = append(out, fmt.Sprintf("%d infrastructure-failed attempt(s) were replaced by a rerun of the same slot", replaced))
+	if n := sum(replaced); n > 0 {
+		out = append(out, fmt.Sprintf("%d attempt(s) were replaced by a rerun of the same slot (%s): listed apart, not counted in the cohort", n, byState(replaced)))
 	}
 	return out
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 // timingMark is what the text formats append to a decode TPS that is not

@@ -10,13 +10,14 @@ func gain(v, base *float64) *float64 {
 
 // pool computes Stats over rows, summing in the given order.
 func pool(rows []*Row) Stats {
-	s := Stats{States: map[string]int{}, Terminations: map[string]int{}}
+	s := Stats{States: map[string]int{}, Replaced: map[string]int{}, Terminations: map[string]int{}}
 	var sum poolSums
 	for _, r := range rows {
-		s.States[r.State]++
 		if !r.inPlan() {
+			s.Replaced[r.State]++
 			continue
 		}
+		s.States[r.State]++
 		s.Attempts++
 		if r.State == "completed" {
 			s.Completed++
@@ -26,6 +27,9 @@ func pool(rows []*Row) Stats {
 			s.Scored++
 		case Ungraded:
 			s.Ungraded++
+			continue
+		case Pending:
+			s.Pending++
 			continue
 		default:
 			s.Unscored++

@@ -11,22 +11,40 @@
 // attempts.json go through the same code and agree to the last bit.
 package report
 
+import (
+	"time"
+
+	"github.com/evalctl/evalctl"
+)
+
 // Status says whether an attempt has an outcome under the chosen suite
-// version. Only scored attempts count; the other two are unknown, never
-// failures.
+// version. Only scored attempts count; the others are unknown, never
+// failures. The row's State says what happened (docs/records.md).
 type Status string
 
 // Attempt statuses.
 const (
 	// Scored: completed and graded under the chosen suite version.
 	Scored Status = "scored"
-	// Ungraded: completed, but some answer snapshot has no grade under the
-	// chosen suite version (e.g. a regrade that did not cover this run).
+	// Ungraded: completed, but its grade cannot be computed from the
+	// stored records: some answer snapshot has no grade under the chosen
+	// suite version (e.g. a regrade that did not cover this run), or the
+	// records do not match up (a turn without a snapshot record).
 	Ungraded Status = "ungraded"
-	// Unscored: never completed (planned, running, interrupted, cancelled,
-	// infrastructure failure).
+	// Unscored: ended without an outcome (cancelled before or after
+	// start, interrupted, infrastructure failure).
 	Unscored Status = "unscored"
+	// Pending: no outcome yet: planned, or running.
+	Pending Status = "pending"
 )
+
+// statusOf is the status of an attempt that has no outcome, by its state.
+func statusOf(state evalctl.State) Status {
+	if state == evalctl.Planned || state == evalctl.Running {
+		return Pending
+	}
+	return Unscored
+}
 
 // Row is one attempt record as the report sees it: identity, outcome under
 // the chosen suite version and the measurements it pools. Row is what
@@ -42,7 +60,22 @@ type Row struct {
 	Language  string `json:"language"`
 	Repeat    string `json:"repeat"`
 	Seed      int64  `json:"seed"`
-	State     string `json:"state"`
+	// State is what happened to the attempt (evalctl.StateOf: records
+	// from before cancelled attempts were told apart read as cancelled
+	// before or after start).
+	State string `json:"state"`
+	// Phase is what a running attempt was doing when the run was read
+	// ("turn 1, agent step 4, 812 tokens", "grading phase 1"); null for
+	// an attempt not running, or one whose runner recorded none.
+	Phase *string `json:"phase"`
+	// Device is the device label the attempt ran under; StartedAt,
+	// EndpointReleasedAt and FinishedAt when it started, gave its endpoint
+	// back and ended (null when not recorded). The endpoint idle share is
+	// computed from them.
+	Device             string     `json:"device"`
+	StartedAt          *time.Time `json:"started_at"`
+	EndpointReleasedAt *time.Time `json:"endpoint_released_at"`
+	FinishedAt         *time.Time `json:"finished_at"`
 	// ReplacementOf is the infra-failed attempt this one replaces;
 	// ReplacedBy the attempt that replaced this one. A replaced attempt
 	// keeps its record but does not occupy a plan slot.

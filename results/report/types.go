@@ -97,14 +97,20 @@ func newRate(k, n int) Rate {
 type Stats struct {
 	// Attempts counts planned attempts: plan slots, one per attempt record
 	// (the run registers a "planned" record per slot) except those replaced
-	// (an infra failure and its rerun are one slot). States counts every
-	// record by state, replaced ones too.
+	// (an infra failure and its rerun are one slot). States counts the
+	// slots' attempts by state; Replaced counts the replaced attempts by
+	// state, apart: they are not part of the cohort.
 	Attempts  int            `json:"attempts"`
 	States    map[string]int `json:"states"`
+	Replaced  map[string]int `json:"replaced"`
 	Completed int            `json:"completed"`
 	Scored    int            `json:"scored"`
 	Ungraded  int            `json:"ungraded"`
-	Unscored  int            `json:"unscored"`
+	// Unscored counts the attempts that ended without an outcome
+	// (cancelled, interrupted, an infrastructure failure); Pending those
+	// that have none yet (planned, running): neither is a failure.
+	Unscored int `json:"unscored"`
+	Pending  int `json:"pending"`
 	// Functional and Delivered are over scored attempts.
 	Functional Rate `json:"functional"`
 	Delivered  Rate `json:"delivered"`

@@ -66,7 +66,7 @@ func Attempts(dir string) ([]AttemptRow, error) {
 	seen := map[int]bool{}
 	for i, a := range all {
 		row := AttemptRow{ID: a.ID, Prefix: prefixes[i], Slot: a.Slot, Arm: a.Arm, Case: a.Case, Repeat: a.Repeat,
-			State: string(a.State), ReplacementOf: a.ReplacementOf, Replaced: replaced[a.ID], Suite: suite}
+			State: string(evalctl.StateOf(a)), ReplacementOf: a.ReplacementOf, Replaced: replaced[a.ID], Suite: suite}
 		gs, err := st.Grades(a, suite)
 		if err != nil {
 			return nil, err

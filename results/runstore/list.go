@@ -303,11 +303,11 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 			return 0, 0, err
 		}
 		for _, a := range Current(all) {
-			switch a.State {
-			case evalctl.Completed:
+			switch {
+			case a.State == evalctl.Completed:
 				scored++
 				ended++
-			case evalctl.Cancelled, evalctl.InfraFailed:
+			case a.State.Ended():
 				ended++
 			}
 		}
@@ -316,10 +316,10 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 	last := map[string]evalctl.EventKind{}
 	replaced := map[string]bool{}
 	for _, e := range events {
-		switch e.Kind {
-		case evalctl.EventCompleted, evalctl.EventCancelled, evalctl.EventInfraFailed, evalctl.EventInterrupted, evalctl.EventStart:
+		switch k := evalctl.State(e.Kind); {
+		case k == evalctl.Completed || k == evalctl.Interrupted || k.Ended() || e.Kind == evalctl.EventStart:
 			last[e.Attempt] = e.Kind
-		case evalctl.EventReplaceInfra:
+		case e.Kind == evalctl.EventReplaceInfra:
 			if old, ok := strings.CutPrefix(e.Detail, "replaces "); ok {
 				replaced[old] = true
 			}
@@ -329,11 +329,11 @@ func cohortCounts(st *Store, events []listEvent) (scored, ended int, err error) 
 		if replaced[id] {
 			continue
 		}
-		switch k {
-		case evalctl.EventCompleted:
+		switch s := evalctl.State(k); {
+		case s == evalctl.Completed:
 			scored++
 			ended++
-		case evalctl.EventCancelled, evalctl.EventInfraFailed:
+		case s.Ended():
 			ended++
 		}
 	}

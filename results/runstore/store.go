@@ -198,8 +198,32 @@ func (s *Store) WriteGrade(attemptID string, g *evalctl.Grade) error {
 }
 
 // Grades returns the grades of an attempt under suiteID ("name@version"),
-// index i holding phase i+1 (nil where a phase has no grade).
+// one per snapshot record, index i holding phase i+1 (nil where a phase has
+// no grade). A grade file of a phase that no snapshot record names means
+// the records disagree: the list then ends in one more nil, so that the
+// attempt reads as ungraded (evalctl.ScoreGraded), never as a failure.
 func (s *Store) Grades(a *evalctl.Attempt, suiteID string) ([]*evalctl.Grade, error) {
+	out, err := s.snapshotGrades(a, suiteID)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(filepath.Join(s.AttemptDir(a.ID), GradesDir, suiteID))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	snapped := map[string]bool{}
+	for _, snap := range a.Snapshots {
+		snapped[fmt.Sprintf("phase-%d.json", snap.Phase)] = true
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "phase-") && strings.HasSuffix(e.Name(), ".json") && !snapped[e.Name()] {
+			return append(out, nil), nil
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) snapshotGrades(a *evalctl.Attempt, suiteID string) ([]*evalctl.Grade, error) {
 	var out []*evalctl.Grade
 	for _, snap := range a.Snapshots {
 		var g evalctl.Grade
@@ -416,3 +440,26 @@ func IsRunDir(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, RunFile))
 	return err == nil && !strings.HasPrefix(filepath.Base(dir), ".")
 }
+
+// PhasesFile is where the runner keeps what each running attempt is doing
+// now ("turn 1, agent step 4, 812 tokens", "grading phase 1"), by attempt
+// id, for readers of a run in progress. Only running attempts are in it.
+const PhasesFile = "phases.json"
+
+// WritePhases records what the running attempts are doing now.
+func (s *Store) WritePhases(phases map[string]string) error {
+	return WriteJSON(s.Path(PhasesFile), phases)
+}
+
+// Phases is what the running attempts were doing when their runner last
+// said (empty when it said nothing).
+func (s *Store) Phases() map[string]string {
+	var m map[string]string
+	if ReadJSON(s.Path(PhasesFile), &m) != nil || m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// Busy reports whether a runner holds the run's lock now (see locked).
+func (s *Store) Busy() bool { return locked(s) }

@@ -82,11 +82,15 @@ type RunRef struct {
 
 // Cohort is one cohort run pooled per arm.
 type Cohort struct {
-	RunIDs    []string `json:"run_ids"`
-	Suite     string   `json:"suite"`
-	State     string   `json:"state"`
-	Completed int      `json:"completed"`
-	Planned   int      `json:"planned"`
+	RunIDs []string `json:"run_ids"`
+	Suite  string   `json:"suite"`
+	// State is the run's progress state ("running", "stopped, resumable",
+	// "complete"); Progress says it in words ("running, 7 of 18 attempts
+	// ended; ..."), as the report does.
+	State     string `json:"state"`
+	Progress  string `json:"progress"`
+	Completed int    `json:"completed"`
+	Planned   int    `json:"planned"`
 	// ArmOrder is the arms in plan order (a map does not keep it).
 	ArmOrder []string        `json:"arm_order"`
 	Arms     map[string]*Arm `json:"metrics"`
@@ -349,9 +353,10 @@ func (doc *Document) addCohort(ctx context.Context, dir string, st *runstore.Sto
 		}
 	}
 	target := doc.Cohorts
-	c.State = "complete"
+	if p := rep.Runs[0].Progress; p != nil {
+		c.State, c.Progress = p.State, p.Words
+	}
 	if c.Completed < c.Planned {
-		c.State = "incomplete"
 		target = doc.PartialCohorts
 	}
 	key := uniqueKey(target, name, run.ID)
@@ -384,16 +389,10 @@ func (doc *Document) addCohort(ctx context.Context, dir string, st *runstore.Sto
 // KEY.ARM_continuous_decode_tokens_per_week, KEY.A_decode_gain_vs_B_percent.
 func (doc *Document) deriveCohort(key string, c *Cohort) {
 	for _, a := range c.ArmOrder {
-		// From the sums, not from the rounded rate: tokens x 604800 /
-		// seconds is the seed's figure to the last bit (rate x 604800
-		// can differ in it).
+		// report's one definition (tokens x 604800 / decode seconds), so
+		// that the document and 'evalctl report' print the same figure.
 		arm := c.Arms[a]
-		var w *float64
-		if arm.DecodeTPS != nil {
-			v := float64(*arm.NativeOutputTokens) * report.SecondsPerWeek / *arm.DecodeSeconds
-			w = &v
-		}
-		doc.derive(key+"."+a+"_continuous_decode_tokens_per_week", w,
+		doc.derive(key+"."+a+"_continuous_decode_tokens_per_week", report.TokensPerWeek(arm.NativeOutputTokens, arm.DecodeSeconds),
 			fmt.Sprintf("%s native_output_tokens x %d / decode_seconds (decode_tps x one week)", a, report.SecondsPerWeek), c.RunIDs)
 	}
 	for _, a := range c.ArmOrder {

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator/screen"
 	"github.com/evalctl/evalctl/orchestrator/serving"
+	"github.com/evalctl/evalctl/results/report"
 	"github.com/evalctl/evalctl/results/reporttest"
 	"github.com/evalctl/evalctl/results/runstore"
 )
@@ -313,4 +315,62 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestTokensPerWeekOneDefinition: the summary's tokens per week is the
+// report's, to the bit and as printed, also where the two formulas it had
+// (rate x 604800 in the report, tokens x 604800 / seconds here) differ in
+// the last bit; and a running cohort is said to be running, not
+// incomplete.
+func TestTokensPerWeekOneDefinition(t *testing.T) {
+	spec := &reporttest.RunSpec{ID: "tpw", Name: "tpw", Suite: evalctl.SuiteRef{Name: "dev", Version: "1.0.0", Fingerprint: "fp"}, ImageID: "sha256:i"}
+	// 230153 tokens in 3835.4772 s: (tokens / s) x 604800 and tokens x
+	// 604800 / s differ in the last bit.
+	for i, a := range []string{"a", "b"} {
+		spec.Attempts = append(spec.Attempts, reporttest.AttemptSpec{Arm: a, Case: "c", Language: "python", Repeat: "repeat-1", Slot: i,
+			Phases: 1, Terminations: []evalctl.Termination{evalctl.TermCompleted}, Solved: []bool{true}, Tokens: 230153, Decode: 3835.4772, Task: 4000})
+	}
+	spec.Attempts = append(spec.Attempts, reporttest.AttemptSpec{Arm: "a", Case: "d", Language: "python", Repeat: "repeat-1", Slot: 2, State: evalctl.Planned, Phases: 1})
+	dir := filepath.Join(t.TempDir(), "tpw")
+	if err := reporttest.Write(dir, spec); err != nil {
+		t.Fatal(err)
+	}
+	if rate := float64(230153) / 3835.4772 * 604800; rate == float64(230153)*604800/3835.4772 {
+		t.Fatal("the fixture does not tell the two formulas apart")
+	}
+	doc, err := Summarize(context.Background(), []string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := report.Load(context.Background(), []string{dir}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Build(in, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, arm := range []string{"a", "b"} {
+		got := doc.Derived["tpw."+arm+"_continuous_decode_tokens_per_week"]
+		want := rep.Arm(arm).TokensPerWeek
+		if got == nil || want == nil || *got != *want {
+			t.Errorf("arm %s: summary %v, report %v", arm, got, want)
+		}
+	}
+	st, err := runstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Unlock()
+	doc, err = Summarize(context.Background(), []string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := doc.PartialCohorts["tpw"]
+	if c == nil || c.State != report.ProgressRunning || c.Progress != "running, 2 of 3 attempts ended; 1 waiting to run" {
+		t.Errorf("a cohort its runner works on: %+v", c)
+	}
 }

@@ -184,12 +184,18 @@ func (s *Server) runDir(id string) (string, error) {
 // token says which state of the run directory a report was built from:
 // the runner appends to events.jsonl after every record it writes, and a
 // regrade adds a file under regrades/.
+//
+// Whether a runner holds the run is part of it too: a runner that stops
+// (killed) writes nothing, but its run is no longer running.
 func token(dir string) string {
 	var b strings.Builder
-	for _, p := range []string{runstore.RunFile, runstore.EventsFile, runstore.RegradesDir, runstore.AttemptsDir} {
+	for _, p := range []string{runstore.RunFile, runstore.EventsFile, runstore.RegradesDir, runstore.AttemptsDir, runstore.PhasesFile} {
 		if fi, err := os.Stat(filepath.Join(dir, p)); err == nil {
 			fmt.Fprintf(&b, "%s:%d:%d;", p, fi.Size(), fi.ModTime().UnixNano())
 		}
+	}
+	if st, err := runstore.Open(dir); err == nil {
+		fmt.Fprintf(&b, "busy:%v;", st.Busy())
 	}
 	return b.String()
 }

@@ -296,7 +296,9 @@ func TestViewerInChromium(t *testing.T) {
 }
 
 // TestViewerUpdatesRunningRun: a run page open while an attempt ends shows
-// the new figures without a reload.
+// the new figures without a reload; while the run runs, the page says so
+// ("running, 3 of 4 attempts ended; 1 in flight" with the attempt's phase),
+// never that the attempt in flight is unscored.
 func TestViewerUpdatesRunningRun(t *testing.T) {
 	root, dir := copyRun(t)
 	// Hold back the last attempt: planned, no grades, no end event.
@@ -325,12 +327,32 @@ func TestViewerUpdatesRunningRun(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(strings.Join(kept, "\n")+"\n"), 0o644)
 
+	// A runner works on the run: it holds the lock and says what the
+	// attempt in flight does.
+	runner, _ := runstore.Open(dir)
+	if err := runner.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	defer runner.Unlock()
+	if err := runner.WritePhases(map[string]string{held: "turn 1, agent step 2, 40 tokens"}); err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(New(root).Handler())
 	defer srv.Close()
 	b := newBrowser(t)
 	b.run(t, chromedp.Navigate(srv.URL+"/?poll=200#/run/"+runID), chromedp.WaitVisible(`#grid`, chromedp.ByQuery))
 	if got := b.attr(t, `#progress`, "data-scored"); got != "3" {
 		t.Fatalf("scored before the attempt ends: %s, want 3", got)
+	}
+	var progress, page string
+	b.run(t, chromedp.Text(`#progress`, &progress, chromedp.ByQuery), chromedp.Text(`body`, &page, chromedp.ByQuery))
+	if want := "running, 3 of 4 attempts ended; 1 in flight: " + held + " flawed/tsadd/repeat-1 (turn 1, agent step 2, 40 tokens)"; !strings.Contains(progress, want) || b.attr(t, `#progress`, "data-state") != "running" {
+		t.Errorf("progress %q, want it to say %q", progress, want)
+	}
+	for _, bad := range []string{"unscored", "never completed", "runner stopped during it"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page of a running run says %q:\n%s", bad, page)
+		}
 	}
 	if got := b.attr(t, `#arms tr[data-arm="flawed"] td[data-field="functional"]`, "data-of"); got != "1" {
 		t.Fatalf("flawed scored before: %s, want 1", got)
@@ -343,13 +365,16 @@ func TestViewerUpdatesRunningRun(t *testing.T) {
 	if err := runstore.WriteFileAtomic(filepath.Join(adir, "attempt.json"), final, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := runstore.Open(dir)
-	if err := st.AppendEvent(runstore.Event{Kind: "completed", Attempt: held}); err != nil {
+	if err := runner.WritePhases(map[string]string{}); err != nil {
 		t.Fatal(err)
 	}
+	if err := runner.AppendEvent(runstore.Event{Kind: "completed", Attempt: held}); err != nil {
+		t.Fatal(err)
+	}
+	runner.Unlock()
 	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 	defer cancel()
-	if err := chromedp.Run(ctx, chromedp.WaitVisible(`#progress[data-scored="4"]`, chromedp.ByQuery),
+	if err := chromedp.Run(ctx, chromedp.WaitVisible(`#progress[data-scored="4"][data-state="complete"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#arms tr[data-arm="flawed"] td[data-field="functional"][data-of="2"]`, chromedp.ByQuery)); err != nil {
 		t.Fatalf("the page did not update: %v", err)
 	}

@@ -181,10 +181,15 @@ function renderRun(id, summary, armsInfo, rep) {
 
 // The run's scored and planned attempts, as the report counts them (the
 // sum over arms of scored and of planned slots).
+// The run's state as the report says it ("running, 7 of 18 attempts
+// ended; ...", "stopped, resumable: ..."), then what is scored.
 function progressSpan(rep) {
   let scored = 0, planned = 0;
   for (const a of rep.arms) { scored += a.scored; planned += a.attempts; }
-  return el('span', { id: 'progress', 'data-scored': scored, 'data-planned': planned }, `${scored} of ${planned} attempts scored`);
+  const states = rep.runs.filter((r) => r.progress).map((r) => (rep.runs.length > 1 ? `${r.name || r.id}: ` : '') + r.progress.words);
+  const state = rep.runs.length === 1 && rep.runs[0].progress ? rep.runs[0].progress.state : '';
+  return el('span', { id: 'progress', 'data-scored': scored, 'data-planned': planned, 'data-state': state },
+    (states.length ? states.join(' · ') + ' · ' : '') + `${scored} of ${planned} attempts scored`);
 }
 
 // A pooled speed with its case bootstrap interval (when the report has one).
@@ -347,7 +352,7 @@ function gridTable(base, rep) {
         if (!ca) return el('td', { class: 'muted' }, '-');
         return el('td', { class: 'cell', 'data-arm': a, 'data-case': c.case, 'data-value': String(ca.functional.rate), style: `background:${cellColour(ca.functional.rate)}` },
           link(`${base}/cell/${enc(c.case)}/${enc(a)}`,
-            `F ${ca.functional.count}/${ca.functional.of} · D ${ca.delivered.count}/${ca.delivered.of}` + (ca.unscored ? ` · ${ca.unscored} unscored` : '')));
+            `F ${ca.functional.count}/${ca.functional.of} · D ${ca.delivered.count}/${ca.delivered.of}` + (ca.unscored ? ` · ${ca.unscored} unscored` : '') + (ca.pending ? ` · ${ca.pending} pending` : '')));
       })))));
 }
 
