@@ -40,8 +40,8 @@ func TestDemoEndToEnd(t *testing.T) {
 	// The flawed arm writes a negative control on every other case (4 of
 	// 9), which the frozen checks must reject.
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`reference\s+9\s+9\s+9\s+0\s+0\s+9/9`),
-		regexp.MustCompile(`flawed\s+9\s+9\s+9\s+0\s+0\s+5/9`),
+		regexp.MustCompile(`reference\s+9\s+9\s+9\s+0\s+0\s+0\s+9/9`),
+		regexp.MustCompile(`flawed\s+9\s+9\s+9\s+0\s+0\s+0\s+5/9`),
 		regexp.MustCompile(`flawed\s+functional\s+9\s+5\s+0\s+0\s+4`),
 		regexp.MustCompile(`run directory: `),
 	} {
