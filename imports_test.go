@@ -69,6 +69,7 @@ var allowed = map[string][]string{
 	"sandbox/sandboxtest": {"sandbox"},
 	"sandbox":             {},
 	"internal/yamlcheck":  {},
+	"internal/poll":       {},
 	"":                    {},
 }
 
@@ -92,6 +93,7 @@ var layers = []layer{
 	}},
 	{"storage/clients", "what keeps records on disk, reads suites, and talks to the outside (Docker, model servers, the hardware)", []owned{
 		{"internal/yamlcheck", "the one strict YAML decoder: field paths, lines, did-you-mean"},
+		{"internal/poll", "how tests wait: a condition with a load-stretched deadline, never a fixed sleep"},
 		{"tasks", "suites and cases: their types, loader, fingerprint and materialised copies"},
 		{"tasks/importer", "outside suites (Exercism's layout) brought in as evalctl suites, without grading"},
 		{"sandbox", "Docker: images, containers, exec, snapshots, engines over TCP/TLS and SSH; the only package that links the Docker SDK"},

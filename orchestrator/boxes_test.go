@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl/internal/poll"
+
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 )
@@ -28,19 +30,15 @@ func TestBoxesStartTheNextAhead(t *testing.T) {
 	}
 	b.release(first, "")
 	// Wait for the removal and the start ahead.
-	deadline := time.Now().Add(time.Minute)
-	for {
+	var ids []string
+	if !poll.For(time.Minute, func() bool {
 		b.mu.Lock()
 		ready := len(b.spares) == 1
 		b.mu.Unlock()
-		ids, _ := eng.List(ctx, labels)
-		if ready && !slices.Contains(ids, first.ID) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no container started ahead, or the used one not removed: containers %v", ids)
-		}
-		time.Sleep(20 * time.Millisecond)
+		ids, _ = eng.List(ctx, labels)
+		return ready && !slices.Contains(ids, first.ID)
+	}) {
+		t.Fatalf("no container started ahead, or the used one not removed: containers %v", ids)
 	}
 	second, err := b.take(ctx, "attempt-2", "")
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl/internal/poll"
+
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
@@ -125,13 +127,9 @@ func TestKillNineAndResume(t *testing.T) {
 		return cmd
 	}
 	waitFor := func(what string, cond func() bool, cmd *exec.Cmd) {
-		deadline := waitDeadline(t)
-		for !cond() {
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !poll.For(time.Until(waitDeadline(t)), cond) {
+			cmd.Process.Kill()
+			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
 	var dir string

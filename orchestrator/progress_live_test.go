@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl/internal/poll"
+
 	"github.com/creack/pty"
 	"github.com/vbauerster/mpb/v8"
 
@@ -211,7 +213,7 @@ func TestProgressLiveTerminal(t *testing.T) {
 		if i != 1 {
 			return
 		}
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		poll.For(10*time.Second, func() bool {
 			select {
 			case refresh <- time.Now():
 			case <-time.After(100 * time.Millisecond):
@@ -220,9 +222,9 @@ func TestProgressLiveTerminal(t *testing.T) {
 			// loaded machine may be caught halfway through it.
 			if scr := screen(out.String()); strings.Contains(scr, "now: reference/tsadd/repeat-1: grading phase 1") && wholePooledLine.MatchString(scr) {
 				mid = scr
-				return
 			}
-		}
+			return mid != ""
+		})
 	})
 	slave.Close()
 	select {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl/internal/poll"
+
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
@@ -331,8 +333,7 @@ func TestRunSweepsContainersCreatedLate(t *testing.T) {
 		done <- err
 	}()
 	var runID string
-	deadline := time.Now().Add(2 * time.Minute)
-	for runID == "" {
+	poll.Until(t, "the run to register", 2*time.Minute, func() bool {
 		if m, _ := filepath.Glob(filepath.Join(out, "*", runstore.RunFile)); len(m) == 1 {
 			// The directory is named for the plan; the containers carry the id.
 			if st, err := runstore.Open(filepath.Dir(m[0])); err == nil {
@@ -341,11 +342,8 @@ func TestRunSweepsContainersCreatedLate(t *testing.T) {
 				}
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the run never registered")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return runID != ""
+	})
 	sandboxtest.Start(t, sandbox.Spec{Role: sandbox.RoleAgent, Run: runID, Attempt: "stray"})
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl/internal/poll"
+
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 )
@@ -251,32 +253,20 @@ func TestCancelRemovesContainer(t *testing.T) {
 		done <- err
 	}()
 	// Cancel once the command runs in the container.
-	for deadline := time.Now().Add(time.Minute); ; {
+	poll.Until(t, "the command to start", time.Minute, func() bool {
 		res, err := c.Exec(context.Background(), []string{"sh", "-c", "grep -qx sleep /proc/[0-9]*/comm"}, sandbox.ExecOptions{Timeout: 10 * time.Second})
-		if err == nil && res.ExitCode == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the command never started: %v", err)
-		}
-	}
+		return err == nil && res.ExitCode == 0
+	})
 	cancel()
 	if err := <-done; err == nil {
 		t.Error("exec under a cancelled context returned no error")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ids, err := eng.List(context.Background(), map[string]string{sandbox.LabelRun: run})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("containers with the run's label remain after cancel: %v", ids)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var ids []string
+	if !poll.For(10*time.Second, func() bool {
+		ids, err = eng.List(context.Background(), map[string]string{sandbox.LabelRun: run})
+		return err == nil && len(ids) == 0
+	}) {
+		t.Fatalf("containers with the run's label remain after cancel: %v (%v)", ids, err)
 	}
 }
 

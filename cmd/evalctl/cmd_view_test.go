@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl/internal/poll"
+
 	"github.com/evalctl/evalctl/cmd/evalctl/internal/cli"
 )
 
@@ -24,13 +26,12 @@ func TestViewCommand(t *testing.T) {
 	}()
 	re := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)/`)
 	var base string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	if !poll.For(10*time.Second, func() bool {
 		if m := re.FindStringSubmatch(out.String()); m != nil {
 			base = m[1]
-			break
 		}
-	}
-	if base == "" {
+		return base != ""
+	}) {
 		cancel()
 		t.Fatalf("view did not say where it serves: %q %q", out.String(), errb.String())
 	}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl/internal/poll"
+
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 	"github.com/evalctl/evalctl/tasks"
@@ -330,14 +332,11 @@ func TestStartupDelayAndEndpoints(t *testing.T) {
 		t.Errorf("loading health = %d %v", resp.StatusCode, body)
 	}
 	// Healthy once loaded, and loading until then.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		err := c.Health(ctx)
-		if err == nil {
-			break
-		}
-		if !model.IsKind(err, model.KindLoading) || time.Now().After(deadline) {
-			t.Fatalf("health after loading: %v", err)
-		}
+	if !poll.For(10*time.Second, func() bool {
+		err = c.Health(ctx)
+		return err == nil || !model.IsKind(err, model.KindLoading)
+	}) || err != nil {
+		t.Fatalf("health after loading: %v", err)
 	}
 	info, err := c.Endpoint(ctx, "reference")
 	if err != nil {

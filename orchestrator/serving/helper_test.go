@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl/internal/poll"
+
 	"github.com/evalctl/evalctl/orchestrator/serving/servingtest"
 )
 
@@ -141,19 +143,15 @@ func writeProfile(t *testing.T, dir, mode string, extra string, args ...string) 
 
 func readPID(t *testing.T, path string, within time.Duration) int {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		b, err := os.ReadFile(path)
-		if err == nil && len(b) > 0 {
-			pid, err := strconv.Atoi(string(b))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no PID in %s after %s", path, within)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var b []byte
+	poll.Until(t, "a PID in "+path, within, func() bool {
+		var err error
+		b, err = os.ReadFile(path)
+		return err == nil && len(b) > 0
+	})
+	pid, err := strconv.Atoi(string(b))
+	if err != nil {
+		t.Fatal(err)
 	}
+	return pid
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/evalctl/evalctl/internal/poll"
 )
 
 func f(v float64) *float64 { return &v }
@@ -298,13 +300,7 @@ func TestSamplerPartialGPUIsNotWhole(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, "the sampler", 5*time.Second, cond)
 }
 
 func mustJSON(t *testing.T, v any) string {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl/internal/poll"
+
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/grader/regrade"
@@ -211,11 +213,7 @@ func startScripted(t *testing.T, suite *tasks.Suite, decodeTPS float64) *scripte
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(d); !cond(); time.Sleep(200 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("gave up waiting for %s after %v", what, d)
-		}
-	}
+	poll.Until(t, what, d, cond)
 }
 
 // runDirUnder is the one run directory under out, once it exists.

@@ -8,11 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/evalctl/evalctl/internal/poll"
 
 	"github.com/evalctl/evalctl"
 )
@@ -55,15 +56,14 @@ func TestServe(t *testing.T) {
 	go func() { done <- Serve(ctx, t.TempDir(), "127.0.0.1:0", &out) }()
 	re := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)/`)
 	var base string
-	for deadline := time.Now().Add(10 * time.Second); base == ""; {
+	if !poll.For(10*time.Second, func() bool {
 		if m := re.FindStringSubmatch(out.String()); m != nil {
 			base = m[1]
 		}
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("Serve did not say where it listens: %q", out.String())
-		}
-		runtime.Gosched()
+		return base != ""
+	}) {
+		cancel()
+		t.Fatalf("Serve did not say where it listens: %q", out.String())
 	}
 	res, err := http.Get(base + "/")
 	if err != nil {
