@@ -61,7 +61,7 @@ func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, p
 			a.EndpointReleasedAt = &at
 			ov := r.overlaps.end(device, a.ID)
 			a.OverlappedAttempts = &ov
-			if freeSlot && !r.opts.HoldEndpointWhileGrading {
+			if freeSlot && !r.opts.knobs.HoldEndpointWhileGrading {
 				free()
 			}
 		})

@@ -48,7 +48,7 @@ func TestServerFailuresAreScoredNotInfra(t *testing.T) {
 		`{name: down, endpoint: {base_url: "http://` + down + `", model: reference}}`,
 	}, "concurrency: 1\n")
 	// No preflight: it would refuse the garble and down arms before the run.
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img, NoPreflight: true})
+	res, err := orchestrator.Run(context.Background(), orchestrator.WithKnobs(orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img}, orchestrator.TestKnobs{NoPreflight: true}))
 	if !errors.Is(err, orchestrator.ErrIncomplete) {
 		t.Fatalf("got %v, want ErrIncomplete: the down arm's attempt is left to re-run", err)
 	}
@@ -167,7 +167,7 @@ func TestResumeFollowsReplacementChain(t *testing.T) {
 	down := ln.Addr().String()
 	ln.Close()
 	f := adderPlan(t, "", []string{`{name: down, endpoint: {base_url: "http://` + down + `", model: reference}}`}, "")
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img, NoPreflight: true})
+	res, err := orchestrator.Run(context.Background(), orchestrator.WithKnobs(orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img}, orchestrator.TestKnobs{NoPreflight: true}))
 	if !errors.Is(err, orchestrator.ErrIncomplete) {
 		t.Fatalf("got %v, want ErrIncomplete", err)
 	}

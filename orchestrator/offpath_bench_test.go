@@ -90,9 +90,9 @@ func BenchmarkEndpointIdle(b *testing.B) {
 			switch m {
 			case "now":
 			case "onslot":
-				opts.StartOnSlot = true
+				opts = orchestrator.WithKnobs(opts, orchestrator.TestKnobs{StartOnSlot: true})
 			case "held":
-				opts.StartOnSlot, opts.HoldEndpointWhileGrading = true, true
+				opts = orchestrator.WithKnobs(opts, orchestrator.TestKnobs{StartOnSlot: true, HoldEndpointWhileGrading: true})
 			default:
 				b.Fatalf("EVALCTL_BENCH_IDLE_MODES: unknown runner %q (now, onslot, held)", m)
 			}

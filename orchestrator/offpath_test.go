@@ -29,7 +29,7 @@ func TestGradingOffCriticalPath(t *testing.T) {
 		name := map[bool]string{false: "released before grading", true: "held while grading"}[hold]
 		t.Run(name, func(t *testing.T) {
 			f := twoEndpointPlan(t, srvA.URL(), srvB.URL(), "", "", "")
-			res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2, HoldEndpointWhileGrading: hold})
+			res, err := orchestrator.Run(context.Background(), orchestrator.WithKnobs(orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2}, orchestrator.TestKnobs{HoldEndpointWhileGrading: hold}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -94,7 +94,7 @@ func TestRunRefusesAPlanOfAChangedSuite(t *testing.T) {
 	f.WriteString("#")
 	f.Close()
 	out := t.TempDir()
-	_, err = register(context.Background(), Options{Plan: p, OutDir: out, NoPreflight: true})
+	_, err = register(context.Background(), Options{Plan: p, OutDir: out, knobs: testKnobs{NoPreflight: true}})
 	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "fingerprint") {
 		t.Errorf("got %v, want ErrChanged naming the fingerprint", err)
 	}

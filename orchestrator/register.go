@@ -60,7 +60,7 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 	// Every endpoint is checked before anything is written: a failure
 	// leaves no run directory behind.
 	var checks []runstore.EndpointCheck
-	if !opts.NoPreflight {
+	if !opts.knobs.NoPreflight {
 		if checks, err = Preflight(ctx, plan, opts.Progress); err != nil {
 			return nil, err
 		}

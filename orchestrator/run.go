@@ -70,20 +70,27 @@ type Options struct {
 	// Evalctl is the evalctl binary a server profile's {{evalctl}} names
 	// (default: this executable).
 	Evalctl string
-	// NoPreflight skips the endpoint checks before registration. Only tests
-	// use it, to reach failures the preflight would otherwise stop first.
+	// knobs are what only tests and benchmarks set (export_test.go).
+	knobs testKnobs
+	// ownPool is the pool of engines the run connected (closed at its end).
+	ownPool *sandbox.Hosts
+}
+
+// testKnobs change the runner in ways only tests and benchmarks ask for;
+// a user cannot reach them (they are set through export_test.go).
+type testKnobs struct {
+	// NoPreflight skips the endpoint checks before registration, to reach
+	// failures the preflight would otherwise stop first.
 	NoPreflight bool
 	// HoldEndpointWhileGrading keeps an attempt's device slot until its
-	// grading ends, as runners did before grading left the critical path.
-	// Only the benchmark uses it, as the baseline it is compared with.
+	// grading ends, as runners did before grading left the critical path:
+	// the benchmark's baseline.
 	HoldEndpointWhileGrading bool
 	// StartOnSlot does an attempt's start work (agent container, starter
 	// workspace, endpoint identity) after it takes its device slot, as
-	// runners did before that work moved off the device's critical path.
-	// Only the benchmark uses it, as the baseline it is compared with.
+	// runners did before that work moved off the device's critical path:
+	// the benchmark's baseline.
 	StartOnSlot bool
-	// ownPool is the pool of engines the run connected (closed at its end).
-	ownPool *sandbox.Hosts
 }
 
 // Sandboxes start containers, remove a run's leftovers and build the
@@ -226,7 +233,7 @@ func (r *runner) execute(ctx context.Context) error {
 		// before this one still generate: the slot is taken only when the
 		// first request can follow.
 		var prep *preparation
-		if !r.opts.StartOnSlot {
+		if !r.opts.knobs.StartOnSlot {
 			prep = r.prepare(ctx, a, arm)
 		}
 		// A free replica of the arm's pool (its one endpoint when it has

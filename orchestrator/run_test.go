@@ -276,7 +276,7 @@ func TestInfraFailureIsUnscoredAndReplaced(t *testing.T) {
 	f := adderPlan(t, "", []string{`{name: good, endpoint: {base_url: "http://` + addr + `", model: reference}}`}, "")
 	// The preflight would refuse to register against a dead endpoint; this
 	// test is about an endpoint that goes away after registration.
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img, NoPreflight: true})
+	res, err := orchestrator.Run(context.Background(), orchestrator.WithKnobs(orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img}, orchestrator.TestKnobs{NoPreflight: true}))
 	if !errors.Is(err, orchestrator.ErrIncomplete) || !strings.Contains(err.Error(), "--replace-infra") {
 		t.Fatalf("got %v, want ErrIncomplete naming --replace-infra", err)
 	}
@@ -389,7 +389,7 @@ func TestRefusalsAreScored(t *testing.T) {
 		`{name: unknown, endpoint: {base_url: "` + srv.URL() + `", model: no-such-model}}`}, "")
 	// Both refusals would stop the preflight; this test is about what the
 	// runner records when they come mid-run.
-	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img, NoPreflight: true})
+	res, err := orchestrator.Run(context.Background(), orchestrator.WithKnobs(orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img}, orchestrator.TestKnobs{NoPreflight: true}))
 	if err != nil {
 		t.Fatal(err)
 	}

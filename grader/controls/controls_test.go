@@ -39,9 +39,9 @@ func TestImportedSuitePassesTheGate(t *testing.T) {
 	for _, tt := range []struct {
 		track  string
 		counts map[string]int
-		max    int // mutants graded (0: the default, 24)
+		max    int // mutants graded per phase
 	}{
-		{"exercism", map[string]int{"leap": 5, "raindrops": 7}, 0},
+		{"exercism", map[string]int{"leap": 5, "raindrops": 7}, 8},
 		// Each JavaScript or TypeScript grade compiles three times.
 		{"exercism-js", map[string]int{"digit-sum": 9}, 8},
 		{"exercism-ts", map[string]int{"number-stats": 8}, 8},
@@ -121,10 +121,11 @@ func TestImportedSuitePassesTheGate(t *testing.T) {
 	}
 }
 
-// TestDevelopmentCasesMutationScore: on development cases, Python (cache,
-// paths) and TypeScript (async_pool, pagination), generation finds
-// plausible controls (passing the public tests) and a mutation score in
-// every phase.
+// TestDevelopmentCasesMutationScore: on development cases, Python (cache)
+// and TypeScript (async_pool, two phases), generation finds plausible
+// controls (passing the public tests) and a mutation score in every phase.
+// One case per language: every case's committed controls pass the fixture
+// gate (cases check) in CI already.
 func TestDevelopmentCasesMutationScore(t *testing.T) {
 	sandboxtest.Long(t)
 	if testing.Short() {
@@ -138,7 +139,7 @@ func TestDevelopmentCasesMutationScore(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		max  int
-	}{{"cache", 10}, {"paths", 10}, {"async_pool", 8}, {"pagination", 8}} {
+	}{{"cache", 8}, {"async_pool", 6}} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := s.Case(tt.name)
 			reps, err := gen.Generate(context.Background(), s, c, controls.Options{Max: tt.max, Labels: labels})
