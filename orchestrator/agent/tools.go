@@ -167,201 +167,231 @@ func decodeArgs(raw string, v any) error {
 	return nil
 }
 
+// toolRuns are the tools by name: one method each, as the model calls
+// them (the command table's pattern). runTool looks a call up here.
+var toolRuns = map[string]func(l *Loop, ctx context.Context, args string) (*toolResult, error){
+	ToolBash:      (*Loop).bash,
+	ToolReadFile:  (*Loop).readFile,
+	ToolWriteFile: (*Loop).writeFileTool,
+	ToolEditFile:  (*Loop).editFile,
+	ToolListFiles: (*Loop).listFiles,
+	ToolGrep:      (*Loop).grep,
+}
+
 // runTool executes one tool call. An error return means the sandbox failed;
-// everything else is a result for the model.
+// a tool-level failure is a toolResult for the model to read.
 func (l *Loop) runTool(ctx context.Context, tc model.ToolCall) (*toolResult, error) {
-	switch tc.Name {
-	case ToolBash:
-		var a struct {
-			Command string `json:"command"`
-			Timeout *int   `json:"timeout"`
-		}
-		if err := decodeArgs(tc.Arguments, &a); err != nil {
-			return toolError("%v", err), nil
-		}
-		if strings.TrimSpace(a.Command) == "" {
-			return toolError("command is empty"), nil
-		}
-		timeout := l.cfg.CommandTimeout
-		if a.Timeout != nil && *a.Timeout > 0 {
-			timeout = min(time.Duration(*a.Timeout)*time.Second, maxCommandTimeout(l.cfg.CommandTimeout))
-		}
-		if dl, ok := ctx.Deadline(); ok {
-			timeout = min(timeout, time.Until(dl))
-		}
-		res, d, err := l.exec(ctx, []string{"bash", "-o", "pipefail", "-c", a.Command}, sandbox.ExecOptions{Timeout: timeout})
-		if err != nil {
-			return nil, err
-		}
-		return &toolResult{content: l.formatExec(res, timeout), failed: res.ExitCode != 0 || res.TimedOut, exec: res, command: a.Command, execTime: d}, nil
-	case ToolReadFile:
-		var a struct {
-			Path      string `json:"path"`
-			StartLine *int   `json:"start_line"`
-			EndLine   *int   `json:"end_line"`
-		}
-		if err := decodeArgs(tc.Arguments, &a); err != nil {
-			return toolError("%v", err), nil
-		}
-		if a.Path == "" {
-			return toolError("path is required"), nil
-		}
-		cmd := []string{"cat", "--", a.Path}
-		if a.StartLine != nil || a.EndLine != nil {
-			from, to := 1, "$"
-			if a.StartLine != nil && *a.StartLine > 0 {
-				from = *a.StartLine
-			}
-			if a.EndLine != nil {
-				if *a.EndLine < from {
-					return toolError("end_line %d is before start_line %d", *a.EndLine, from), nil
-				}
-				to = fmt.Sprint(*a.EndLine)
-			}
-			cmd = []string{"sed", "-n", fmt.Sprintf("%d,%sp", from, to), "--", a.Path}
-		}
-		res, d, err := l.exec(ctx, cmd, sandbox.ExecOptions{Timeout: fileOpTimeout, MaxOutput: l.cfg.MaxToolOutput + 1})
-		if err != nil {
-			return nil, err
-		}
-		if res.ExitCode != 0 {
-			return stderrError(res, d), nil
-		}
-		out := l.capTextMark(string(res.Stdout), res.StdoutTruncated,
-			fmt.Sprintf("\n[... truncated by evalctl: the output has %d bytes; read a line range with start_line/end_line ...]\n", res.StdoutBytes))
-		if out == "" {
-			out = "(empty)"
-		}
-		return &toolResult{content: out, execTime: d}, nil
-	case ToolWriteFile:
-		var a struct {
-			Path    string `json:"path"`
-			Content string `json:"content"`
-		}
-		if err := decodeArgs(tc.Arguments, &a); err != nil {
-			return toolError("%v", err), nil
-		}
-		if a.Path == "" {
-			return toolError("path is required"), nil
-		}
-		return l.writeFile(ctx, a.Path, a.Content, fmt.Sprintf("wrote %d bytes to %s", len(a.Content), a.Path))
-	case ToolEditFile:
-		var a struct {
-			Path      string `json:"path"`
-			OldString string `json:"old_string"`
-			NewString string `json:"new_string"`
-		}
-		if err := decodeArgs(tc.Arguments, &a); err != nil {
-			return toolError("%v", err), nil
-		}
-		if a.Path == "" || a.OldString == "" {
-			return toolError("path and a non-empty old_string are required"), nil
-		}
-		res, d, err := l.exec(ctx, []string{"cat", "--", a.Path}, sandbox.ExecOptions{Timeout: fileOpTimeout, MaxOutput: maxEditFile})
-		if err != nil {
-			return nil, err
-		}
-		if res.ExitCode != 0 {
-			return stderrError(res, d), nil
-		}
-		if res.StdoutTruncated {
-			return toolError("%s is larger than %d bytes; use write_file or bash", a.Path, maxEditFile), nil
-		}
-		text := string(res.Stdout)
-		switch n := strings.Count(text, a.OldString); n {
-		case 0:
-			return toolError("old_string was not found in %s (it must match exactly, whitespace included)", a.Path), nil
-		case 1:
-		default:
-			return toolError("old_string occurs %d times in %s; include more surrounding text so it is unique", n, a.Path), nil
-		}
-		r, err := l.writeFile(ctx, a.Path, strings.Replace(text, a.OldString, a.NewString, 1), "edited "+a.Path)
-		if r != nil {
-			r.execTime += d
-		}
-		return r, err
-	case ToolListFiles:
-		var a struct {
-			Path string `json:"path"`
-		}
-		if err := decodeArgs(tc.Arguments, &a); err != nil {
-			return toolError("%v", err), nil
-		}
-		dir := a.Path
-		if dir == "" {
-			dir = "."
-		}
-		// -mindepth 1: a directory named on purpose (node_modules, say)
-		// is listed; only those found below it are pruned.
-		res, d, err := l.exec(ctx, []string{"find", dir, "-mindepth", "1", "(", "-name", "node_modules", "-o", "-name", ".git", "-o", "-name", "__pycache__",
-			"-o", "-name", ".pytest_cache", ")", "-prune", "-o", "-type", "f", "-print"}, sandbox.ExecOptions{Timeout: fileOpTimeout})
-		if err != nil {
-			return nil, err
-		}
-		if res.ExitCode != 0 {
-			return stderrError(res, d), nil
-		}
-		prefix := strings.TrimSuffix(dir, "/") + "/"
-		var files []string
-		for _, line := range strings.Split(string(res.Stdout), "\n") {
-			if line != "" {
-				files = append(files, strings.TrimPrefix(line, prefix))
-			}
-		}
-		sort.Strings(files)
-		more := ""
-		if len(files) > maxListed {
-			more = fmt.Sprintf("\n[... truncated by evalctl: %d more files ...]", len(files)-maxListed)
-			files = files[:maxListed]
-		}
-		if len(files) == 0 {
-			return &toolResult{content: "(no files)", execTime: d}, nil
-		}
-		return &toolResult{content: strings.Join(files, "\n") + more, execTime: d}, nil
-	case ToolGrep:
-		var a struct {
-			Pattern    string `json:"pattern"`
-			Path       string `json:"path"`
-			IgnoreCase bool   `json:"ignore_case"`
-		}
-		if err := decodeArgs(tc.Arguments, &a); err != nil {
-			return toolError("%v", err), nil
-		}
-		if a.Pattern == "" {
-			return toolError("pattern is required"), nil
-		}
-		if a.Path == "" {
-			a.Path = "."
-		}
-		cmd := []string{"grep", "-rnIE"}
-		for _, skip := range []string{"node_modules", ".git", "__pycache__", ".pytest_cache"} {
-			// grep skips a directory named on the command line too: a
-			// search asked for inside one must still look there.
-			if path.Base(path.Clean(a.Path)) != skip {
-				cmd = append(cmd, "--exclude-dir="+skip)
-			}
-		}
-		if a.IgnoreCase {
-			cmd = append(cmd, "-i")
-		}
-		cmd = append(cmd, "-e", a.Pattern, "--", a.Path)
-		res, d, err := l.exec(ctx, cmd, sandbox.ExecOptions{Timeout: fileOpTimeout, MaxOutput: l.cfg.MaxToolOutput + 1})
-		if err != nil {
-			return nil, err
-		}
-		switch res.ExitCode {
-		case 0:
-			return &toolResult{content: l.capText(string(res.Stdout), res.StdoutTruncated), execTime: d}, nil
-		case 1:
-			return &toolResult{content: "no matches", execTime: d}, nil
-		}
-		return stderrError(res, d), nil
+	if run, ok := toolRuns[tc.Name]; ok {
+		return run(l, ctx, tc.Arguments)
 	}
 	names := []string{ToolBash}
 	for _, t := range fileTools {
 		names = append(names, t.Name)
 	}
 	return toolError("unknown tool %q; the tools are %s", tc.Name, strings.Join(names, ", ")), nil
+}
+
+// bash runs a shell command in the workspace.
+func (l *Loop) bash(ctx context.Context, args string) (*toolResult, error) {
+	var a struct {
+		Command string `json:"command"`
+		Timeout *int   `json:"timeout"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return toolError("%v", err), nil
+	}
+	if strings.TrimSpace(a.Command) == "" {
+		return toolError("command is empty"), nil
+	}
+	timeout := l.cfg.CommandTimeout
+	if a.Timeout != nil && *a.Timeout > 0 {
+		timeout = min(time.Duration(*a.Timeout)*time.Second, maxCommandTimeout(l.cfg.CommandTimeout))
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
+	}
+	res, d, err := l.exec(ctx, []string{"bash", "-o", "pipefail", "-c", a.Command}, sandbox.ExecOptions{Timeout: timeout})
+	if err != nil {
+		return nil, err
+	}
+	return &toolResult{content: l.formatExec(res, timeout), failed: res.ExitCode != 0 || res.TimedOut, exec: res, command: a.Command, execTime: d}, nil
+}
+
+// readFile reads a file, or a range of its lines.
+func (l *Loop) readFile(ctx context.Context, args string) (*toolResult, error) {
+	var a struct {
+		Path      string `json:"path"`
+		StartLine *int   `json:"start_line"`
+		EndLine   *int   `json:"end_line"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return toolError("%v", err), nil
+	}
+	if a.Path == "" {
+		return toolError("path is required"), nil
+	}
+	cmd := []string{"cat", "--", a.Path}
+	if a.StartLine != nil || a.EndLine != nil {
+		from, to := 1, "$"
+		if a.StartLine != nil && *a.StartLine > 0 {
+			from = *a.StartLine
+		}
+		if a.EndLine != nil {
+			if *a.EndLine < from {
+				return toolError("end_line %d is before start_line %d", *a.EndLine, from), nil
+			}
+			to = fmt.Sprint(*a.EndLine)
+		}
+		cmd = []string{"sed", "-n", fmt.Sprintf("%d,%sp", from, to), "--", a.Path}
+	}
+	res, d, err := l.exec(ctx, cmd, sandbox.ExecOptions{Timeout: fileOpTimeout, MaxOutput: l.cfg.MaxToolOutput + 1})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 {
+		return stderrError(res, d), nil
+	}
+	out := l.capTextMark(string(res.Stdout), res.StdoutTruncated,
+		fmt.Sprintf("\n[... truncated by evalctl: the output has %d bytes; read a line range with start_line/end_line ...]\n", res.StdoutBytes))
+	if out == "" {
+		out = "(empty)"
+	}
+	return &toolResult{content: out, execTime: d}, nil
+}
+
+// writeFileTool writes a whole file.
+func (l *Loop) writeFileTool(ctx context.Context, args string) (*toolResult, error) {
+	var a struct {
+		Path    string `json:"path"`
+		Content string `json:"content"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return toolError("%v", err), nil
+	}
+	if a.Path == "" {
+		return toolError("path is required"), nil
+	}
+	return l.writeFile(ctx, a.Path, a.Content, fmt.Sprintf("wrote %d bytes to %s", len(a.Content), a.Path))
+}
+
+// editFile replaces one unique occurrence of a string in a file.
+func (l *Loop) editFile(ctx context.Context, args string) (*toolResult, error) {
+	var a struct {
+		Path      string `json:"path"`
+		OldString string `json:"old_string"`
+		NewString string `json:"new_string"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return toolError("%v", err), nil
+	}
+	if a.Path == "" || a.OldString == "" {
+		return toolError("path and a non-empty old_string are required"), nil
+	}
+	res, d, err := l.exec(ctx, []string{"cat", "--", a.Path}, sandbox.ExecOptions{Timeout: fileOpTimeout, MaxOutput: maxEditFile})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 {
+		return stderrError(res, d), nil
+	}
+	if res.StdoutTruncated {
+		return toolError("%s is larger than %d bytes; use write_file or bash", a.Path, maxEditFile), nil
+	}
+	text := string(res.Stdout)
+	switch n := strings.Count(text, a.OldString); n {
+	case 0:
+		return toolError("old_string was not found in %s (it must match exactly, whitespace included)", a.Path), nil
+	case 1:
+	default:
+		return toolError("old_string occurs %d times in %s; include more surrounding text so it is unique", n, a.Path), nil
+	}
+	r, err := l.writeFile(ctx, a.Path, strings.Replace(text, a.OldString, a.NewString, 1), "edited "+a.Path)
+	if r != nil {
+		r.execTime += d
+	}
+	return r, err
+}
+
+// listFiles lists the files under a directory, build and cache directories pruned.
+func (l *Loop) listFiles(ctx context.Context, args string) (*toolResult, error) {
+	var a struct {
+		Path string `json:"path"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return toolError("%v", err), nil
+	}
+	dir := a.Path
+	if dir == "" {
+		dir = "."
+	}
+	// -mindepth 1: a directory named on purpose (node_modules, say)
+	// is listed; only those found below it are pruned.
+	res, d, err := l.exec(ctx, []string{"find", dir, "-mindepth", "1", "(", "-name", "node_modules", "-o", "-name", ".git", "-o", "-name", "__pycache__",
+		"-o", "-name", ".pytest_cache", ")", "-prune", "-o", "-type", "f", "-print"}, sandbox.ExecOptions{Timeout: fileOpTimeout})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 {
+		return stderrError(res, d), nil
+	}
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	var files []string
+	for _, line := range strings.Split(string(res.Stdout), "\n") {
+		if line != "" {
+			files = append(files, strings.TrimPrefix(line, prefix))
+		}
+	}
+	sort.Strings(files)
+	more := ""
+	if len(files) > maxListed {
+		more = fmt.Sprintf("\n[... truncated by evalctl: %d more files ...]", len(files)-maxListed)
+		files = files[:maxListed]
+	}
+	if len(files) == 0 {
+		return &toolResult{content: "(no files)", execTime: d}, nil
+	}
+	return &toolResult{content: strings.Join(files, "\n") + more, execTime: d}, nil
+}
+
+// grep searches files for a pattern.
+func (l *Loop) grep(ctx context.Context, args string) (*toolResult, error) {
+	var a struct {
+		Pattern    string `json:"pattern"`
+		Path       string `json:"path"`
+		IgnoreCase bool   `json:"ignore_case"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return toolError("%v", err), nil
+	}
+	if a.Pattern == "" {
+		return toolError("pattern is required"), nil
+	}
+	if a.Path == "" {
+		a.Path = "."
+	}
+	cmd := []string{"grep", "-rnIE"}
+	for _, skip := range []string{"node_modules", ".git", "__pycache__", ".pytest_cache"} {
+		// grep skips a directory named on the command line too: a
+		// search asked for inside one must still look there.
+		if path.Base(path.Clean(a.Path)) != skip {
+			cmd = append(cmd, "--exclude-dir="+skip)
+		}
+	}
+	if a.IgnoreCase {
+		cmd = append(cmd, "-i")
+	}
+	cmd = append(cmd, "-e", a.Pattern, "--", a.Path)
+	res, d, err := l.exec(ctx, cmd, sandbox.ExecOptions{Timeout: fileOpTimeout, MaxOutput: l.cfg.MaxToolOutput + 1})
+	if err != nil {
+		return nil, err
+	}
+	switch res.ExitCode {
+	case 0:
+		return &toolResult{content: l.capText(string(res.Stdout), res.StdoutTruncated), execTime: d}, nil
+	case 1:
+		return &toolResult{content: "no matches", execTime: d}, nil
+	}
+	return stderrError(res, d), nil
 }
 
 func (l *Loop) writeFile(ctx context.Context, path, content, done string) (*toolResult, error) {
