@@ -41,57 +41,14 @@ func RerunPlan(attemptDir string, sets []string, label string) (*Plan, *tasks.Su
 	if len(sets) == 0 {
 		return nil, nil, fmt.Errorf("%w: name the setting to change with --set FIELD=VALUE", ErrRerun)
 	}
-	var a evalctl.Attempt
-	if err := runstore.ReadJSON(filepath.Join(attemptDir, runstore.AttemptFile), &a); err != nil {
-		return nil, nil, fmt.Errorf("rerun: %w", err)
-	}
-	st, err := runstore.Open(runDir)
+	src, err := readRerunSource(attemptDir, runDir)
 	if err != nil {
 		return nil, nil, err
 	}
-	run, err := st.ReadRun()
+	a, arm := &src.attempt, src.arm
+	changed, err := applySets(*arm, sets)
 	if err != nil {
 		return nil, nil, err
-	}
-	data, err := os.ReadFile(st.Path(runstore.PlanFile))
-	if err != nil {
-		return nil, nil, fmt.Errorf("rerun: %w", err)
-	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != run.PlanSHA256 {
-		return nil, nil, fmt.Errorf("%w: %s changed since registration", ErrRerun, st.Path(runstore.PlanFile))
-	}
-	var orig Plan
-	if err := json.Unmarshal(data, &orig); err != nil {
-		return nil, nil, fmt.Errorf("rerun: %s: %w", st.Path(runstore.PlanFile), err)
-	}
-	arm := orig.Arm(a.Arm)
-	if arm == nil || arm.Hash() != a.ArmHash {
-		return nil, nil, fmt.Errorf("%w: attempt %s ran under arm %s (%s), which the run's plan does not hold as registered", ErrRerun, a.ID, a.Arm, a.ArmHash)
-	}
-	suite, err := tasks.LoadSuite(orig.SuiteDir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("rerun: %w", err)
-	}
-	if suite.Fingerprint != run.Suite.Fingerprint {
-		return nil, nil, fmt.Errorf("%w: suite %s now has fingerprint %s, the attempt ran under %s", ErrRerun, suite.Dir, suite.Fingerprint, run.Suite.Fingerprint)
-	}
-	changed := *arm
-	for _, s := range sets {
-		field, value, ok := strings.Cut(s, "=")
-		if !ok || field == "" {
-			return nil, nil, fmt.Errorf("%w: --set %q: want FIELD=VALUE", ErrRerun, s)
-		}
-		var v any
-		if err := yaml.Unmarshal([]byte(value), &v); err != nil {
-			return nil, nil, fmt.Errorf("%w: --set %s: value %q: %v", ErrRerun, field, value, err)
-		}
-		before := changed
-		if changed, err = SetArmField(changed, field, v); err != nil {
-			return nil, nil, fmt.Errorf("%w: --set %s: %v", ErrRerun, field, err)
-		}
-		if changed.Hash() == before.Hash() {
-			return nil, nil, fmt.Errorf("%w: --set %s: the arm already has %s = %s", ErrRerun, field, field, value)
-		}
 	}
 	if changed.Profile != arm.Profile {
 		// A server profile named on the command line: its path as given,
@@ -113,13 +70,88 @@ func RerunPlan(attemptDir string, sets []string, label string) (*Plan, *tasks.Su
 		return nil, nil, fmt.Errorf("%w: %s: %s", ErrRerun, e.field, e.msg)
 	}
 	abs, _ := filepath.Abs(runDir)
-	rec := &RerunRecord{OriginalRunID: run.ID, OriginalRunDir: abs, OriginalAttemptID: a.ID, OriginalArm: a.Arm,
+	rec := &RerunRecord{OriginalRunID: src.run.ID, OriginalRunDir: abs, OriginalAttemptID: a.ID, OriginalArm: a.Arm,
 		OriginalArmHash: a.ArmHash, Label: label, Changes: armDiff(*arm, changed)}
+	orig := &src.plan
 	p := &Plan{Name: "rerun-" + a.ID, SuiteDir: orig.SuiteDir, SuiteFingerprint: orig.SuiteFingerprint, Cases: []string{a.Case},
 		Repeats: []Repeat{{Label: a.Repeat, Seed: a.Seed}}, Arms: []Arm{changed}, Order: Order{Policy: "sequential"},
 		Concurrency: 1, Guards: orig.Guards, Rerun: rec}
 	p.Slots = realise(p)
-	return p, suite, nil
+	return p, src.suite, nil
+}
+
+// rerunSource is what a rerun starts from, each part checked against
+// what the original run registered.
+type rerunSource struct {
+	attempt evalctl.Attempt
+	run     *runstore.Run
+	plan    Plan
+	arm     *Arm // the attempt's arm in plan
+	suite   *tasks.Suite
+}
+
+// readRerunSource reads the attempt and its run, refusing a plan that no
+// longer hashes to what the run registered, an arm that is not the
+// registered one and a suite whose fingerprint changed.
+func readRerunSource(attemptDir, runDir string) (*rerunSource, error) {
+	src := &rerunSource{}
+	a := &src.attempt
+	if err := runstore.ReadJSON(filepath.Join(attemptDir, runstore.AttemptFile), a); err != nil {
+		return nil, fmt.Errorf("rerun: %w", err)
+	}
+	st, err := runstore.Open(runDir)
+	if err != nil {
+		return nil, err
+	}
+	if src.run, err = st.ReadRun(); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(st.Path(runstore.PlanFile))
+	if err != nil {
+		return nil, fmt.Errorf("rerun: %w", err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != src.run.PlanSHA256 {
+		return nil, fmt.Errorf("%w: %s changed since registration", ErrRerun, st.Path(runstore.PlanFile))
+	}
+	if err := json.Unmarshal(data, &src.plan); err != nil {
+		return nil, fmt.Errorf("rerun: %s: %w", st.Path(runstore.PlanFile), err)
+	}
+	src.arm = src.plan.Arm(a.Arm)
+	if src.arm == nil || src.arm.Hash() != a.ArmHash {
+		return nil, fmt.Errorf("%w: attempt %s ran under arm %s (%s), which the run's plan does not hold as registered", ErrRerun, a.ID, a.Arm, a.ArmHash)
+	}
+	if src.suite, err = tasks.LoadSuite(src.plan.SuiteDir); err != nil {
+		return nil, fmt.Errorf("rerun: %w", err)
+	}
+	if src.suite.Fingerprint != src.run.Suite.Fingerprint {
+		return nil, fmt.Errorf("%w: suite %s now has fingerprint %s, the attempt ran under %s", ErrRerun, src.suite.Dir, src.suite.Fingerprint, src.run.Suite.Fingerprint)
+	}
+	return src, nil
+}
+
+// applySets returns arm with each "FIELD=VALUE" of sets applied (VALUE
+// read as YAML), refusing a setting that changes nothing.
+func applySets(arm Arm, sets []string) (Arm, error) {
+	changed := arm
+	for _, s := range sets {
+		field, value, ok := strings.Cut(s, "=")
+		if !ok || field == "" {
+			return Arm{}, fmt.Errorf("%w: --set %q: want FIELD=VALUE", ErrRerun, s)
+		}
+		var v any
+		if err := yaml.Unmarshal([]byte(value), &v); err != nil {
+			return Arm{}, fmt.Errorf("%w: --set %s: value %q: %v", ErrRerun, field, value, err)
+		}
+		before := changed
+		var err error
+		if changed, err = SetArmField(changed, field, v); err != nil {
+			return Arm{}, fmt.Errorf("%w: --set %s: %v", ErrRerun, field, err)
+		}
+		if changed.Hash() == before.Hash() {
+			return Arm{}, fmt.Errorf("%w: --set %s: the arm already has %s = %s", ErrRerun, field, field, value)
+		}
+	}
+	return changed, nil
 }
 
 // armDiff lists the settings (dotted JSON names, the name aside) whose

@@ -67,90 +67,128 @@ func expandSweeps(file, base string, refs []armRef) ([]armRef, []string, []Sweep
 			out, fields = append(out, ref), append(fields, field)
 			continue
 		}
-		arm := ref.Arm
-		if ref.File != "" {
-			if ref.Arm.Name != "" || !reflect.DeepEqual(ref.Arm.Endpoint, Endpoint{}) {
-				return nil, nil, nil, bad(field+".file", "an arm comes either from a file or inline, not both")
-			}
-			af := ref.File
-			if !filepath.IsAbs(af) {
-				af = filepath.Join(base, af)
-			}
-			var fromFile Arm
-			if _, err := decodeYAML(af, &fromFile); err != nil {
-				return nil, nil, nil, bad(field+".file", "%v", err)
-			}
-			arm = fromFile
-		}
-		if arm.Name == "" {
-			return nil, nil, nil, bad(field+".name", "is required (the swept arms are named after it)")
+		arm, err := sweptArm(ref, field, base, bad)
+		if err != nil {
+			return nil, nil, nil, err
 		}
 		rec := SweepRecord{Name: strings.NewReplacer("{value}", "", "{", "", "}", "").Replace(arm.Name)}
-		combos := [][]*yaml.Node{{}}
-		for a, ax := range ref.Sweep {
-			af := fmt.Sprintf("%s.sweep[%d]", field, a)
-			if ax.Field == "" {
-				return nil, nil, nil, bad(af+".field", "is required (the setting to sweep, e.g. max_tokens or sampling.temperature)")
-			}
-			if len(ax.Values) == 0 {
-				return nil, nil, nil, bad(af+".values", "lists no value")
-			}
+		combos, err := sweepCombos(ref, field, bad)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		for _, ax := range ref.Sweep {
 			rec.Fields = append(rec.Fields, ax.Field)
-			var next [][]*yaml.Node
-			for _, c := range combos {
-				for v := range ax.Values {
-					next = append(next, append(append([]*yaml.Node(nil), c...), &ax.Values[v]))
-				}
-			}
-			combos = next
-			if len(combos) > maxSweepArms {
-				return nil, nil, nil, bad(field+".sweep", "expands into more than %d arms", maxSweepArms)
-			}
 		}
 		for _, c := range combos {
-			swept := arm
-			point := SweepPoint{}
-			var parts []string
-			name := arm.Name
-			for a, ax := range ref.Sweep {
-				v := c[a]
-				af := fmt.Sprintf("%s.sweep[%d]", field, a)
-				var val any
-				if err := v.Decode(&val); err != nil {
-					return nil, nil, nil, bad(af+".values", "line %d: %v", v.Line, err)
-				}
-				var err error
-				swept, err = SetArmField(swept, ax.Field, val)
-				if err != nil {
-					return nil, nil, nil, bad(af+".field", "%v (line %d)", err, v.Line)
-				}
-				raw, _ := json.Marshal(val)
-				point.Values = append(point.Values, raw)
-				text := v.Value
-				if v.Kind != yaml.ScalarNode {
-					text = string(raw)
-				}
-				if ax.Field == "profile" {
-					text = strings.TrimSuffix(filepath.Base(text), filepath.Ext(text))
-				}
-				parts = append(parts, text)
-				if len(ref.Sweep) == 1 {
-					name = strings.ReplaceAll(name, "{value}", text)
-				}
-				name = strings.ReplaceAll(name, "{"+ax.Field+"}", text)
+			swept, point, err := sweepPoint(arm, ref, field, c, bad)
+			if err != nil {
+				return nil, nil, nil, err
 			}
-			if name == arm.Name {
-				name = arm.Name + "-" + strings.Join(parts, "-")
-			}
-			swept.Name = name
-			point.Arm = name
 			rec.Arms = append(rec.Arms, point)
 			out = append(out, armRef{Arm: swept})
-			fields = append(fields, fmt.Sprintf("%s (swept: %s)", field, name))
+			fields = append(fields, fmt.Sprintf("%s (swept: %s)", field, swept.Name))
 		}
 		records = append(records, rec)
 	}
 	return out, fields, records, nil
+}
+
+// planErrf makes a plan error at a field path.
+type planErrf func(field, format string, a ...any) error
+
+// sweptArm returns the arm a sweeping reference expands: its own, or the
+// one in its arm file (never both), which must have a name to name the
+// swept arms after.
+func sweptArm(ref armRef, field, base string, bad planErrf) (Arm, error) {
+	arm := ref.Arm
+	if ref.File != "" {
+		if ref.Arm.Name != "" || !reflect.DeepEqual(ref.Arm.Endpoint, Endpoint{}) {
+			return Arm{}, bad(field+".file", "an arm comes either from a file or inline, not both")
+		}
+		af := ref.File
+		if !filepath.IsAbs(af) {
+			af = filepath.Join(base, af)
+		}
+		var fromFile Arm
+		if _, err := decodeYAML(af, &fromFile); err != nil {
+			return Arm{}, bad(field+".file", "%v", err)
+		}
+		arm = fromFile
+	}
+	if arm.Name == "" {
+		return Arm{}, bad(field+".name", "is required (the swept arms are named after it)")
+	}
+	return arm, nil
+}
+
+// sweepCombos returns every combination of the sweep's axes (the grid),
+// one value per axis in axis order, refusing an axis without a field or
+// values and a grid of more than maxSweepArms arms.
+func sweepCombos(ref armRef, field string, bad planErrf) ([][]*yaml.Node, error) {
+	combos := [][]*yaml.Node{{}}
+	for a, ax := range ref.Sweep {
+		af := fmt.Sprintf("%s.sweep[%d]", field, a)
+		if ax.Field == "" {
+			return nil, bad(af+".field", "is required (the setting to sweep, e.g. max_tokens or sampling.temperature)")
+		}
+		if len(ax.Values) == 0 {
+			return nil, bad(af+".values", "lists no value")
+		}
+		var next [][]*yaml.Node
+		for _, c := range combos {
+			for v := range ax.Values {
+				next = append(next, append(append([]*yaml.Node(nil), c...), &ax.Values[v]))
+			}
+		}
+		combos = next
+		if len(combos) > maxSweepArms {
+			return nil, bad(field+".sweep", "expands into more than %d arms", maxSweepArms)
+		}
+	}
+	return combos, nil
+}
+
+// sweepPoint sets combination c's values on a copy of arm and names it
+// ({value} or {FIELD} replaced, else the values appended with '-'); the
+// point records the name and the values as JSON.
+func sweepPoint(arm Arm, ref armRef, field string, c []*yaml.Node, bad planErrf) (Arm, SweepPoint, error) {
+	swept := arm
+	point := SweepPoint{}
+	var parts []string
+	name := arm.Name
+	for a, ax := range ref.Sweep {
+		v := c[a]
+		af := fmt.Sprintf("%s.sweep[%d]", field, a)
+		var val any
+		if err := v.Decode(&val); err != nil {
+			return Arm{}, point, bad(af+".values", "line %d: %v", v.Line, err)
+		}
+		var err error
+		swept, err = SetArmField(swept, ax.Field, val)
+		if err != nil {
+			return Arm{}, point, bad(af+".field", "%v (line %d)", err, v.Line)
+		}
+		raw, _ := json.Marshal(val)
+		point.Values = append(point.Values, raw)
+		text := v.Value
+		if v.Kind != yaml.ScalarNode {
+			text = string(raw)
+		}
+		if ax.Field == "profile" {
+			text = strings.TrimSuffix(filepath.Base(text), filepath.Ext(text))
+		}
+		parts = append(parts, text)
+		if len(ref.Sweep) == 1 {
+			name = strings.ReplaceAll(name, "{value}", text)
+		}
+		name = strings.ReplaceAll(name, "{"+ax.Field+"}", text)
+	}
+	if name == arm.Name {
+		name = arm.Name + "-" + strings.Join(parts, "-")
+	}
+	swept.Name = name
+	point.Arm = name
+	return swept, point, nil
 }
 
 // SetArmField returns a copy of arm with the dotted JSON field set to v,

@@ -190,12 +190,31 @@ func LoadCase(dir string) (*Case, error) {
 	if len(cy.Phases) == 0 {
 		return nil, fe("phases", "lists no phase")
 	}
-	// Files the agent can see across all phases, for protected-glob checks.
+	visible, err := loadPhases(c, cy.Phases, fe)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkProtected(c.Protected, visible, fe); err != nil {
+		return nil, err
+	}
+	if err := checkShadowing(c, visible, fe); err != nil {
+		return nil, err
+	}
+	if err := loadControls(c, cy.Controls, fe); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// loadPhases loads each phase onto c and returns the files the agent
+// can see across all phases (the workspace and every overlay), for the
+// protected-glob and shadowing checks.
+func loadPhases(c *Case, phases []phaseYAML, fe func(string, string) error) ([]string, error) {
 	visible, err := ListFiles(c.WorkspaceDir)
 	if err != nil {
 		return nil, fe("workspace", err.Error())
 	}
-	for i, py := range cy.Phases {
+	for i, py := range phases {
 		p, err := loadPhase(c, i+1, py, fe)
 		if err != nil {
 			return nil, err
@@ -209,9 +228,16 @@ func LoadCase(dir string) (*Case, error) {
 		}
 		c.Phases = append(c.Phases, p)
 	}
-	for i, g := range c.Protected {
+	return visible, nil
+}
+
+// checkProtected: every protected glob is relative, well formed and
+// matches some file the agent can see (a glob matching nothing protects
+// nothing, most likely by a typo).
+func checkProtected(protected, visible []string, fe func(string, string) error) error {
+	for i, g := range protected {
 		if _, err := path.Match(strings.ReplaceAll(g, "**", "x"), ""); err != nil || g == "" || strings.HasPrefix(g, "/") {
-			return nil, fe(fmt.Sprintf("protected[%d]", i), fmt.Sprintf("%q is not a relative glob", g))
+			return fe(fmt.Sprintf("protected[%d]", i), fmt.Sprintf("%q is not a relative glob", g))
 		}
 		matched := false
 		for _, f := range visible {
@@ -221,30 +247,44 @@ func LoadCase(dir string) (*Case, error) {
 			}
 		}
 		if !matched {
-			return nil, fe(fmt.Sprintf("protected[%d]", i), fmt.Sprintf("glob %q matches no file of the workspace", g))
+			return fe(fmt.Sprintf("protected[%d]", i), fmt.Sprintf("glob %q matches no file of the workspace", g))
 		}
 	}
+	return nil
+}
+
+// checkShadowing refuses a Python case where a file the agent sees or a
+// reference holds would be shadowed by a module of the standard library
+// or pytest.
+func checkShadowing(c *Case, visible []string, fe func(string, string) error) error {
 	if c.Language == Python {
 		files := visible
 		for _, p := range c.Phases {
 			ref, err := ListFiles(p.ReferenceDir)
 			if err != nil {
-				return nil, fe(fmt.Sprintf("phases[%d].reference", p.Number-1), err.Error())
+				return fe(fmt.Sprintf("phases[%d].reference", p.Number-1), err.Error())
 			}
 			files = append(files, ref...)
 		}
 		if sh := Shadowed(files); len(sh) > 0 {
-			return nil, fe("workspace", fmt.Sprintf("%s: the grader appends the workspace to sys.path, after the standard library and pytest, so the tests would import those modules, never these files; rename them", strings.Join(sh, ", ")))
+			return fe("workspace", fmt.Sprintf("%s: the grader appends the workspace to sys.path, after the standard library and pytest, so the tests would import those modules, never these files; rename them", strings.Join(sh, ", ")))
 		}
 	}
+	return nil
+}
+
+// loadControls validates each negative control (a unique name, an
+// existing phase and its groups, an overlay, a reason) and adds it to c.
+func loadControls(c *Case, controls []controlYAML, fe func(string, string) error) error {
+	var err error
 	names := map[string]bool{}
-	for i, cy := range cy.Controls {
+	for i, cy := range controls {
 		field := fmt.Sprintf("controls[%d]", i)
 		if cy.Name == "" {
-			return nil, fe(field+".name", "is required")
+			return fe(field+".name", "is required")
 		}
 		if names[cy.Name] {
-			return nil, fe(field+".name", fmt.Sprintf("duplicate control %q", cy.Name))
+			return fe(field+".name", fmt.Sprintf("duplicate control %q", cy.Name))
 		}
 		names[cy.Name] = true
 		ctl := &Control{Name: cy.Name, Phase: cy.Phase, MustFail: cy.MustFail, Why: strings.TrimSpace(cy.Why)}
@@ -253,25 +293,25 @@ func LoadCase(dir string) (*Case, error) {
 		}
 		p := c.Phase(ctl.Phase)
 		if p == nil {
-			return nil, fe(field+".phase", fmt.Sprintf("case has no phase %d", ctl.Phase))
+			return fe(field+".phase", fmt.Sprintf("case has no phase %d", ctl.Phase))
 		}
-		if ctl.OverlayDir, err = subdir(dir, cy.Overlay); err != nil {
-			return nil, fe(field+".overlay", err.Error())
+		if ctl.OverlayDir, err = subdir(c.Dir, cy.Overlay); err != nil {
+			return fe(field+".overlay", err.Error())
 		}
 		if len(ctl.MustFail) == 0 {
-			return nil, fe(field+".must_fail", "names no group the control must fail")
+			return fe(field+".must_fail", "names no group the control must fail")
 		}
 		for g := range ctl.MustFail {
 			if p.Group(g) == nil {
-				return nil, fe(field+".must_fail", fmt.Sprintf("phase %d has no group %q", ctl.Phase, g))
+				return fe(field+".must_fail", fmt.Sprintf("phase %d has no group %q", ctl.Phase, g))
 			}
 		}
 		if ctl.Why == "" {
-			return nil, fe(field+".why", "is required: say what mistake the control stands for")
+			return fe(field+".why", "is required: say what mistake the control stands for")
 		}
 		c.Controls = append(c.Controls, ctl)
 	}
-	return c, nil
+	return nil
 }
 
 func loadPhase(c *Case, n int, py phaseYAML, fe func(string, string) error) (*Phase, error) {

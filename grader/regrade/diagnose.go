@@ -151,18 +151,9 @@ type candidate struct {
 // and every negative control of each phase, under suite A and (if given)
 // suite B. Identical snapshots are graded once per suite and phase.
 func Diagnose(ctx context.Context, g Grader, opts DiagnoseOptions) (*Diagnosis, error) {
-	if opts.Original == nil {
-		return nil, errors.New("diagnose: no suite given")
-	}
-	suites := []*tasks.Suite{opts.Original}
-	if opts.Corrected != nil {
-		suites = append(suites, opts.Corrected)
-	}
-	var cases [2]*tasks.Case
-	for i, s := range suites {
-		if cases[i] = s.Case(opts.Case); cases[i] == nil {
-			return nil, fmt.Errorf("diagnose: suite %s (%s) has no case %q", s.ID(), s.Dir, opts.Case)
-		}
+	suites, cases, err := diagnosedCases(opts)
+	if err != nil {
+		return nil, err
 	}
 	d := &Diagnosis{Schema: DiagnosisSchema, Case: opts.Case, Original: info(opts.Original),
 		Answers: append([]string{}, opts.Answers...), Results: []DiagnosisRow{}, Controls: []ControlVerdict{}}
@@ -181,17 +172,54 @@ func Diagnose(ctx context.Context, g Grader, opts DiagnoseOptions) (*Diagnosis, 
 	}
 	cands = append(cands, vc...)
 
-	// Grade each distinct (suite, phase, digest) once.
-	type key struct {
-		suite, phase int
-		digest       string
+	grades, err := gradeCandidates(ctx, g, opts.Case, suites, cases, cands)
+	if err != nil {
+		return nil, err
 	}
-	grades := map[key]*evalctl.Grade{}
-	errs := map[key]error{}
+	for _, c := range cands {
+		d.Results = append(d.Results, *d.fillRow(c, suites, grades))
+	}
+	d.referenceVerdicts(len(suites))
+	d.controlVerdicts(cases, len(suites))
+	return d, nil
+}
+
+// diagnosedCases returns the suites to grade under (the original, then
+// the corrected one if given) and the case in each, so a case missing
+// from either suite fails before any container starts.
+func diagnosedCases(opts DiagnoseOptions) ([]*tasks.Suite, [2]*tasks.Case, error) {
+	var cases [2]*tasks.Case
+	if opts.Original == nil {
+		return nil, cases, errors.New("diagnose: no suite given")
+	}
+	suites := []*tasks.Suite{opts.Original}
+	if opts.Corrected != nil {
+		suites = append(suites, opts.Corrected)
+	}
+	for i, s := range suites {
+		if cases[i] = s.Case(opts.Case); cases[i] == nil {
+			return nil, cases, fmt.Errorf("diagnose: suite %s (%s) has no case %q", s.ID(), s.Dir, opts.Case)
+		}
+	}
+	return suites, cases, nil
+}
+
+// gradeKey names one grading: the same snapshot under the same suite and
+// phase is graded once however many candidates share it.
+type gradeKey struct {
+	suite, phase int
+	digest       string
+}
+
+// gradeCandidates grades each distinct (suite, phase, digest) of cands
+// once, all concurrently, and fails on any grading error.
+func gradeCandidates(ctx context.Context, g Grader, caseID string, suites []*tasks.Suite, cases [2]*tasks.Case, cands []*candidate) (map[gradeKey]*evalctl.Grade, error) {
+	grades := map[gradeKey]*evalctl.Grade{}
+	errs := map[gradeKey]error{}
 	var mu sync.Mutex
 	// A label of this diagnosis alone: another user's diagnosis of the
 	// same case never prunes or counts these containers.
-	labels := grader.Labels{Run: grader.RunLabel("controls-" + opts.Case)}
+	labels := grader.Labels{Run: grader.RunLabel("controls-" + caseID)}
 	var wg sync.WaitGroup
 	for _, c := range cands {
 		for i := range suites {
@@ -199,7 +227,7 @@ func Diagnose(ctx context.Context, g Grader, opts DiagnoseOptions) (*Diagnosis, 
 			if snap == nil {
 				continue
 			}
-			k := key{i, c.phase, snap.SHA256}
+			k := gradeKey{i, c.phase, snap.SHA256}
 			mu.Lock()
 			_, dup := grades[k]
 			if !dup {
@@ -222,55 +250,61 @@ func Diagnose(ctx context.Context, g Grader, opts DiagnoseOptions) (*Diagnosis, 
 	wg.Wait()
 	for k, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("diagnose %s phase %d under %s: %w", opts.Case, k.phase, suites[k.suite].ID(), err)
+			return nil, fmt.Errorf("diagnose %s phase %d under %s: %w", caseID, k.phase, suites[k.suite].ID(), err)
 		}
 	}
+	return grades, nil
+}
 
-	// Fill rows.
-	for _, c := range cands {
-		r := c.row
-		var sides [2]*Side
-		for i := range suites {
-			if c.snaps[i] == nil {
-				continue
-			}
-			gr := grades[key{i, c.phase, c.snaps[i].SHA256}]
-			sides[i] = side(suites[i], gr, c.vars[i])
+// fillRow completes c's row from its gradings: each suite's side, the
+// test counts, and (with two suites) whether the candidate changed
+// between them, counting changed stored answers on d.
+func (d *Diagnosis) fillRow(c *candidate, suites []*tasks.Suite, grades map[gradeKey]*evalctl.Grade) *DiagnosisRow {
+	r := c.row
+	var sides [2]*Side
+	for i := range suites {
+		if c.snaps[i] == nil {
+			continue
 		}
-		r.Original, r.Corrected = sides[0], sides[1]
-		if sides[0] != nil {
-			r.OriginalPassed, r.OriginalTests = ip(sides[0].Passed), ip(sides[0].Total)
-		}
-		if sides[1] != nil {
-			r.CorrectedPassed, r.CorrectedTests = ip(sides[1].Passed), ip(sides[1].Total)
-		}
-		switch {
-		case sides[0] != nil && sides[1] != nil:
-			if sides[0].Total == sides[1].Total {
-				r.Tests = ip(sides[0].Total)
-			}
-		case sides[0] != nil && len(suites) == 1:
+		gr := grades[gradeKey{i, c.phase, c.snaps[i].SHA256}]
+		sides[i] = side(suites[i], gr, c.vars[i])
+	}
+	r.Original, r.Corrected = sides[0], sides[1]
+	if sides[0] != nil {
+		r.OriginalPassed, r.OriginalTests = ip(sides[0].Passed), ip(sides[0].Total)
+	}
+	if sides[1] != nil {
+		r.CorrectedPassed, r.CorrectedTests = ip(sides[1].Passed), ip(sides[1].Total)
+	}
+	switch {
+	case sides[0] != nil && sides[1] != nil:
+		if sides[0].Total == sides[1].Total {
 			r.Tests = ip(sides[0].Total)
 		}
-		if len(suites) == 2 && sides[0] != nil && sides[1] != nil {
-			changed := sides[0].SnapshotSHA256 != sides[1].SnapshotSHA256
-			if c.kind == KindAnswer {
-				// The stored file must still be what was recorded.
-				if _, err := ReadSnapshot(c.st, c.a, c.rec); err != nil {
-					changed = true
-				}
-				changed = changed || sides[0].SnapshotSHA256 != c.rec.SHA256
-			}
-			r.CandidateChanged = &changed
-			if changed && c.kind == KindAnswer {
-				d.AnswersChanged++
-			}
-		}
-		d.Results = append(d.Results, *r)
+	case sides[0] != nil && len(suites) == 1:
+		r.Tests = ip(sides[0].Total)
 	}
+	if len(suites) == 2 && sides[0] != nil && sides[1] != nil {
+		changed := sides[0].SnapshotSHA256 != sides[1].SnapshotSHA256
+		if c.kind == KindAnswer {
+			// The stored file must still be what was recorded.
+			if _, err := ReadSnapshot(c.st, c.a, c.rec); err != nil {
+				changed = true
+			}
+			changed = changed || sides[0].SnapshotSHA256 != c.rec.SHA256
+		}
+		r.CandidateChanged = &changed
+		if changed && c.kind == KindAnswer {
+			d.AnswersChanged++
+		}
+	}
+	return r
+}
 
-	// Reference and controls verdicts.
-	for i := range suites {
+// referenceVerdicts records, per suite, whether every reference row
+// solved the case.
+func (d *Diagnosis) referenceVerdicts(nSuites int) {
+	for i := 0; i < nSuites; i++ {
 		solved := true
 		for _, r := range d.Results {
 			s := pick(r, i)
@@ -284,6 +318,12 @@ func Diagnose(ctx context.Context, g Grader, opts DiagnoseOptions) (*Diagnosis, 
 			d.ReferenceSolvedCorrected = &solved
 		}
 	}
+}
+
+// controlVerdicts gathers the control rows into one verdict per (phase,
+// control) with the case's stated reason, and whether every control was
+// rejected under every suite graded (unknown when the case has none).
+func (d *Diagnosis) controlVerdicts(cases [2]*tasks.Case, nSuites int) {
 	ctlIdx := map[string]int{}
 	for _, r := range d.Results {
 		if r.Kind != grader.KindControl {
@@ -319,14 +359,13 @@ func Diagnose(ctx context.Context, g Grader, opts DiagnoseOptions) (*Diagnosis, 
 		all := true
 		for _, v := range d.Controls {
 			for i, rej := range []*bool{v.OriginalRejected, v.CorrectedRejected} {
-				if i < len(suites) && (rej == nil || !*rej) {
+				if i < nSuites && (rej == nil || !*rej) {
 					all = false
 				}
 			}
 		}
 		d.NegativeControlsRejected = &all
 	}
-	return d, nil
 }
 
 // Err reports a diagnosis whose stored answers changed between gradings.

@@ -252,7 +252,44 @@ func Run(ctx context.Context, g Grader, dirs []string, opts Options) (*Result, e
 	res := &Result{Schema: Schema, Suite: suiteID, SuiteFingerprint: s.Fingerprint, Concurrency: n,
 		Runs: []RunResult{}, Attempts: []AttemptResult{}, Arms: []ArmChange{}, Changed: []OutcomeChange{}}
 
-	// Read and check every run before grading anything.
+	runs, err := readRuns(dirs, s, opts.AllowOtherSuite, res)
+	if err != nil {
+		return nil, err
+	}
+	results, err := hashAll(runs)
+	if err != nil {
+		return nil, err
+	}
+	jobs := planJobs(runs, s, res)
+	gradeJobs(ctx, g, s, jobs, n, opts.Progress)
+	res.count()
+	if err := writeRecords(runs, s, res); err != nil {
+		return nil, err
+	}
+	if err := compare(runs, res, suiteID); err != nil {
+		return nil, err
+	}
+	after, err := hashAll(runs)
+	if err != nil {
+		return nil, err
+	}
+	res.OriginalResultsUnchanged = true
+	for path, sum := range results {
+		if after[path] != sum {
+			res.OriginalResultsUnchanged = false
+			return res, fmt.Errorf("regrade: %s changed while regrading (another process writing the run?)", path)
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// readRuns opens and checks every run directory before anything is
+// graded: each run once, under suite s (or another suite when
+// allowOtherSuite), never under s's label with a different fingerprint.
+// Each run gets its row in res.Runs.
+func readRuns(dirs []string, s *tasks.Suite, allowOtherSuite bool, res *Result) ([]runEntry, error) {
+	suiteID := s.ID()
 	var runs []runEntry
 	seen := map[string]string{}
 	for _, dir := range dirs {
@@ -268,7 +305,7 @@ func Run(ctx context.Context, g Grader, dirs []string, opts Options) (*Result, e
 			return nil, fmt.Errorf("regrade: run %s given twice (%s and %s)", run.ID, prev, dir)
 		}
 		seen[run.ID] = dir
-		if run.Suite.Name != s.Name && !opts.AllowOtherSuite {
+		if run.Suite.Name != s.Name && !allowOtherSuite {
 			return nil, fmt.Errorf("regrade: run %s (%s) ran under suite %q, not %q (the suite at %s); pass --allow-other-suite if that is meant: %w",
 				run.ID, dir, run.Suite.Name, s.Name, s.Dir, ErrSuiteName)
 		}
@@ -283,15 +320,24 @@ func Run(ctx context.Context, g Grader, dirs []string, opts Options) (*Result, e
 		runs = append(runs, runEntry{dir: dir, st: st, run: run, as: as})
 		res.Runs = append(res.Runs, RunResult{Dir: dir, RunID: run.ID, From: tasks.Label(run.Suite.Name, run.Suite.Version)})
 	}
+	return runs, nil
+}
 
-	results := map[string]string{}
+// hashAll hashes the recorded results of every run (see hashResults),
+// so a regrade can prove it left them as they were.
+func hashAll(runs []runEntry) (map[string]string, error) {
+	sums := map[string]string{}
 	for _, r := range runs {
-		if err := hashResults(r, results); err != nil {
+		if err := hashResults(r, sums); err != nil {
 			return nil, err
 		}
 	}
+	return sums, nil
+}
 
-	// Plan: decide per attempt what to do.
+// planJobs gives every attempt of every run its row in res.Attempts and
+// returns the jobs of those plan decides to grade.
+func planJobs(runs []runEntry, s *tasks.Suite, res *Result) []*job {
 	var jobs []*job
 	for _, r := range runs {
 		for _, a := range r.as {
@@ -309,8 +355,13 @@ func Run(ctx context.Context, g Grader, dirs []string, opts Options) (*Result, e
 			}
 		}
 	}
+	return jobs
+}
 
-	// Grade, at most n attempts at once.
+// gradeJobs grades the jobs, at most n attempts at once; a job still
+// waiting when ctx ends fails. Each finished job is one line on progress
+// (if not nil).
+func gradeJobs(ctx context.Context, g Grader, s *tasks.Suite, jobs []*job, n int, progress io.Writer) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, n)
 	var logMu sync.Mutex
@@ -326,15 +377,18 @@ func Run(ctx context.Context, g Grader, dirs []string, opts Options) (*Result, e
 			}
 			defer func() { <-sem }()
 			gradeAttempt(ctx, g, s, j)
-			if opts.Progress != nil {
+			if progress != nil {
 				logMu.Lock()
-				fmt.Fprintf(opts.Progress, "%s %s %s/%s %s: %s\n", j.run.ID, j.a.ID, j.a.Arm, j.a.Repeat, j.a.Case, describe(j.res))
+				fmt.Fprintf(progress, "%s %s %s/%s %s: %s\n", j.run.ID, j.a.ID, j.a.Arm, j.a.Repeat, j.a.Case, describe(j.res))
 				logMu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
+}
 
+// count tallies the attempts by what was done with them.
+func (res *Result) count() {
 	for _, a := range res.Attempts {
 		switch a.Action {
 		case Graded, CompletedPartial:
@@ -349,8 +403,13 @@ func Run(ctx context.Context, g Grader, dirs []string, opts Options) (*Result, e
 			res.NotScored++
 		}
 	}
+}
 
-	// One new record file per run where grades were written.
+// writeRecords writes one new record file per run where grades were
+// written (earlier records are never rewritten) and names it in the
+// run's row.
+func writeRecords(runs []runEntry, s *tasks.Suite, res *Result) error {
+	suiteID := s.ID()
 	for k, r := range runs {
 		var graded []string
 		for _, a := range res.Attempts {
@@ -366,32 +425,14 @@ func Run(ctx context.Context, g Grader, dirs []string, opts Options) (*Result, e
 		rec := Record{Kind: evalctl.RegradeKind, At: now, Suite: suiteID, Fingerprint: s.Fingerprint, Attempts: graded,
 			Note: fmt.Sprintf("graded %d attempts under %s without calling any model; earlier grades unchanged", len(graded), suiteID)}
 		if err := os.MkdirAll(r.st.Path(runstore.RegradesDir), 0o755); err != nil {
-			return nil, fmt.Errorf("regrade: run %s: %w", r.dir, err)
+			return fmt.Errorf("regrade: run %s: %w", r.dir, err)
 		}
 		if err := runstore.WriteJSON(r.st.Path(rel), rec); err != nil {
-			return nil, fmt.Errorf("regrade: run %s: %w", r.dir, err)
+			return fmt.Errorf("regrade: run %s: %w", r.dir, err)
 		}
 		res.Runs[k].Record = rel
 	}
-
-	if err := compare(runs, res, suiteID); err != nil {
-		return nil, err
-	}
-	after := map[string]string{}
-	for _, r := range runs {
-		if err := hashResults(r, after); err != nil {
-			return nil, err
-		}
-	}
-	res.OriginalResultsUnchanged = true
-	for path, sum := range results {
-		if after[path] != sum {
-			res.OriginalResultsUnchanged = false
-			return res, fmt.Errorf("regrade: %s changed while regrading (another process writing the run?)", path)
-		}
-	}
-	res.Seconds = time.Since(start).Seconds()
-	return res, nil
+	return nil
 }
 
 // hashResults adds to sums the SHA-256 of every file that holds a recorded

@@ -163,57 +163,24 @@ func stop(turn *evalctl.Turn, t evalctl.Termination, format string, a ...any) {
 	}
 }
 
+// turn runs one phase's conversation: request, response, the calls it
+// asks for, until the model ends the turn or a budget or the context does.
 func (l *Loop) turn(ctx, wctx context.Context, turn *evalctl.Turn) error {
 	b := l.cfg.Budgets
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if wctx.Err() != nil {
-			stop(turn, evalctl.TermWallTimeLimit, "wall-time budget of %s exhausted", b.WallTime)
+		params, ok := l.nextParams(wctx, turn)
+		if !ok {
 			return nil
 		}
-		params := l.cfg.Params
-		if b.GeneratedTokens > 0 {
-			left := b.GeneratedTokens - l.meter.spent
-			if left <= 0 {
-				stop(turn, evalctl.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
-				return nil
-			}
-			// The last response may only generate what the budget has
-			// left, so the budget stops within one response.
-			if params.MaxTokens <= 0 || int64(params.MaxTokens) > left {
-				params.MaxTokens = int(left)
-			}
-		}
-		l.seq++
-		ev := transcript.Event{Kind: transcript.EventRequest, Phase: turn.Phase, Seq: l.seq, MessageCount: len(l.msgs), MaxTokens: params.MaxTokens}
-		if !l.setup {
-			l.setup = true
-			ev.Setup = &transcript.RequestSetup{Model: l.cfg.ModelName, Stream: !l.cfg.NoStream, Params: l.cfg.Params, Tools: l.tools, SystemPrompt: l.cfg.SystemPrompt}
-		}
-		l.tr.Write(ev)
-		resp, err := l.cfg.Model.Chat(wctx, model.Request{Model: l.cfg.ModelName, Messages: l.msgs, Tools: l.tools, ToolChoice: "auto", Params: params, Stream: !l.cfg.NoStream})
-		if err != nil {
-			l.modelFailed(ctx, wctx, turn, err)
+		resp, ok := l.respond(ctx, wctx, turn, params)
+		if !ok {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return nil
-		}
-		turn.Responses++
-		turn.FinishReasons = append(turn.FinishReasons, resp.FinishReason)
-		// The meter sums every reported output token count; the budget
-		// also counts what some response reported implausibly (its total
-		// is then unknown, but what is known still counts against the
-		// budget).
-		l.meter.add(resp)
-		// A call without an id (some servers omit it) gets one, so that its
-		// answer can refer to it.
-		for i := range resp.ToolCalls {
-			if resp.ToolCalls[i].ID == "" {
-				resp.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", l.seq, i)
-			}
 		}
 		budgetHit := b.GeneratedTokens > 0 && l.meter.spent >= b.GeneratedTokens
 		// A response its cap ended inside a tool call holds no usable
@@ -227,72 +194,12 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *evalctl.Turn) error {
 		l.tr.Write(transcript.Event{Kind: transcript.EventResponse, Phase: turn.Phase, Seq: l.seq, Response: resp})
 
 		if len(resp.ToolCalls) == 0 || cutCall {
-			switch {
-			case resp.FinishReason == model.FinishLength && budgetHit:
-				stop(turn, evalctl.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
-			case resp.Cut != nil:
-				stop(turn, evalctl.TermOutputTruncated, "a response was cut at the size cap: %s", resp.Cut.Reason)
-			case cutCall:
-				stop(turn, evalctl.TermOutputTruncated, "a response hit its output cap of %d tokens inside a tool call (%s); the call was not run", params.MaxTokens, resp.ToolCalls[len(resp.ToolCalls)-1].Name)
-			case resp.FinishReason == model.FinishLength:
-				stop(turn, evalctl.TermOutputTruncated, "a response hit its output cap of %d tokens without a usable step", params.MaxTokens)
-			default:
-				turn.Termination = evalctl.TermCompleted
-				turn.AgentFinished = true
-				turn.FinalText = strings.TrimSpace(resp.Content) != ""
-			}
+			l.endTurn(turn, resp, params, cutCall, budgetHit)
 			return nil
 		}
 		turn.FinalText = false
 		for i, tc := range resp.ToolCalls {
-			skip := ""
-			switch {
-			case ctx.Err() != nil:
-				skip = "the attempt was interrupted"
-			case budgetHit:
-				skip = "the generated-token budget is exhausted"
-				stop(turn, evalctl.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
-			case wctx.Err() != nil:
-				skip = "the wall-time budget is exhausted"
-				stop(turn, evalctl.TermWallTimeLimit, "wall-time budget of %s exhausted", b.WallTime)
-			case b.ToolCalls > 0 && l.usedCalls >= b.ToolCalls:
-				skip = "the tool-call budget is exhausted"
-				stop(turn, evalctl.TermToolCallLimit, "tool-call budget of %d exhausted", b.ToolCalls)
-			case turn.Termination != "":
-				skip = "the turn was stopped"
-			}
-			if skip != "" {
-				// Every call gets an answer, so the conversation stays valid
-				// for a later phase.
-				l.answer(turn, tc, &toolResult{content: "not run: " + skip}, skip)
-				continue
-			}
-			l.usedCalls++
-			turn.ToolCalls[tc.Name]++
-			res, err := l.runTool(wctx, tc)
-			if err != nil {
-				var se *errSandbox
-				switch {
-				case ctx.Err() != nil:
-					l.answer(turn, tc, &toolResult{content: "not run: the attempt was interrupted"}, "interrupted")
-				case errors.As(err, &se):
-					stop(turn, evalctl.TermSandboxError, "tool %s (call %d of the response): %v", tc.Name, i+1, err)
-					l.answer(turn, tc, &toolResult{content: "error: the sandbox failed: " + se.err.Error(), failed: true}, "")
-				default: // the wall time ran out inside the command
-					stop(turn, evalctl.TermWallTimeLimit, "wall-time budget of %s ran out during tool %s", b.WallTime, tc.Name)
-					l.answer(turn, tc, &toolResult{content: "error: stopped: the wall-time budget is exhausted", failed: true}, "")
-				}
-				continue
-			}
-			if res.failed {
-				turn.ToolErrors++
-				l.meter.toolErrors++
-			}
-			l.meter.toolCalls++
-			if tc.Name == ToolBash && res.exec != nil {
-				l.selfCheck(res)
-			}
-			l.answer(turn, tc, res, "")
+			l.call(ctx, wctx, turn, i, tc, budgetHit)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -301,6 +208,146 @@ func (l *Loop) turn(ctx, wctx context.Context, turn *evalctl.Turn) error {
 			return nil
 		}
 	}
+}
+
+// nextParams returns the settings of the next request, its token cap
+// lowered to what the generated-token budget has left; false (the turn
+// stopped) when the wall time or that budget is spent.
+func (l *Loop) nextParams(wctx context.Context, turn *evalctl.Turn) (model.Params, bool) {
+	b := l.cfg.Budgets
+	params := l.cfg.Params
+	if wctx.Err() != nil {
+		stop(turn, evalctl.TermWallTimeLimit, "wall-time budget of %s exhausted", b.WallTime)
+		return params, false
+	}
+	if b.GeneratedTokens > 0 {
+		left := b.GeneratedTokens - l.meter.spent
+		if left <= 0 {
+			stop(turn, evalctl.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
+			return params, false
+		}
+		// The last response may only generate what the budget has
+		// left, so the budget stops within one response.
+		if params.MaxTokens <= 0 || int64(params.MaxTokens) > left {
+			params.MaxTokens = int(left)
+		}
+	}
+	return params, true
+}
+
+// respond records the request (its setup the first time) and sends it;
+// the response is counted and metered and each of its calls has an id.
+// False when the model call failed (the turn is then classified by
+// modelFailed).
+func (l *Loop) respond(ctx, wctx context.Context, turn *evalctl.Turn, params model.Params) (*model.Response, bool) {
+	l.seq++
+	ev := transcript.Event{Kind: transcript.EventRequest, Phase: turn.Phase, Seq: l.seq, MessageCount: len(l.msgs), MaxTokens: params.MaxTokens}
+	if !l.setup {
+		l.setup = true
+		ev.Setup = &transcript.RequestSetup{Model: l.cfg.ModelName, Stream: !l.cfg.NoStream, Params: l.cfg.Params, Tools: l.tools, SystemPrompt: l.cfg.SystemPrompt}
+	}
+	l.tr.Write(ev)
+	resp, err := l.cfg.Model.Chat(wctx, model.Request{Model: l.cfg.ModelName, Messages: l.msgs, Tools: l.tools, ToolChoice: "auto", Params: params, Stream: !l.cfg.NoStream})
+	if err != nil {
+		l.modelFailed(ctx, wctx, turn, err)
+		return nil, false
+	}
+	turn.Responses++
+	turn.FinishReasons = append(turn.FinishReasons, resp.FinishReason)
+	// The meter sums every reported output token count; the budget
+	// also counts what some response reported implausibly (its total
+	// is then unknown, but what is known still counts against the
+	// budget).
+	l.meter.add(resp)
+	// A call without an id (some servers omit it) gets one, so that its
+	// answer can refer to it.
+	for i := range resp.ToolCalls {
+		if resp.ToolCalls[i].ID == "" {
+			resp.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", l.seq, i)
+		}
+	}
+	return resp, true
+}
+
+// endTurn classifies a response with no call to run: the model finished,
+// or the response was cut (by the token budget, the size cap or its
+// output cap) without a usable step.
+func (l *Loop) endTurn(turn *evalctl.Turn, resp *model.Response, params model.Params, cutCall, budgetHit bool) {
+	b := l.cfg.Budgets
+	switch {
+	case resp.FinishReason == model.FinishLength && budgetHit:
+		stop(turn, evalctl.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
+	case resp.Cut != nil:
+		stop(turn, evalctl.TermOutputTruncated, "a response was cut at the size cap: %s", resp.Cut.Reason)
+	case cutCall:
+		stop(turn, evalctl.TermOutputTruncated, "a response hit its output cap of %d tokens inside a tool call (%s); the call was not run", params.MaxTokens, resp.ToolCalls[len(resp.ToolCalls)-1].Name)
+	case resp.FinishReason == model.FinishLength:
+		stop(turn, evalctl.TermOutputTruncated, "a response hit its output cap of %d tokens without a usable step", params.MaxTokens)
+	default:
+		turn.Termination = evalctl.TermCompleted
+		turn.AgentFinished = true
+		turn.FinalText = strings.TrimSpace(resp.Content) != ""
+	}
+}
+
+// skipReason says why call tc is not run ("" to run it), stopping the
+// turn when the reason is a budget spent.
+func (l *Loop) skipReason(ctx, wctx context.Context, turn *evalctl.Turn, budgetHit bool) string {
+	b := l.cfg.Budgets
+	switch {
+	case ctx.Err() != nil:
+		return "the attempt was interrupted"
+	case budgetHit:
+		stop(turn, evalctl.TermGeneratedTokenLimit, "generated-token budget of %d exhausted", b.GeneratedTokens)
+		return "the generated-token budget is exhausted"
+	case wctx.Err() != nil:
+		stop(turn, evalctl.TermWallTimeLimit, "wall-time budget of %s exhausted", b.WallTime)
+		return "the wall-time budget is exhausted"
+	case b.ToolCalls > 0 && l.usedCalls >= b.ToolCalls:
+		stop(turn, evalctl.TermToolCallLimit, "tool-call budget of %d exhausted", b.ToolCalls)
+		return "the tool-call budget is exhausted"
+	case turn.Termination != "":
+		return "the turn was stopped"
+	}
+	return ""
+}
+
+// call runs the i-th call tc of a response (or says why not) and
+// answers it: every call gets an answer, so the conversation stays valid
+// for a later phase. A sandbox failure or the wall time running out
+// inside the command stops the turn.
+func (l *Loop) call(ctx, wctx context.Context, turn *evalctl.Turn, i int, tc model.ToolCall, budgetHit bool) {
+	b := l.cfg.Budgets
+	if skip := l.skipReason(ctx, wctx, turn, budgetHit); skip != "" {
+		l.answer(turn, tc, &toolResult{content: "not run: " + skip}, skip)
+		return
+	}
+	l.usedCalls++
+	turn.ToolCalls[tc.Name]++
+	res, err := l.runTool(wctx, tc)
+	if err != nil {
+		var se *errSandbox
+		switch {
+		case ctx.Err() != nil:
+			l.answer(turn, tc, &toolResult{content: "not run: the attempt was interrupted"}, "interrupted")
+		case errors.As(err, &se):
+			stop(turn, evalctl.TermSandboxError, "tool %s (call %d of the response): %v", tc.Name, i+1, err)
+			l.answer(turn, tc, &toolResult{content: "error: the sandbox failed: " + se.err.Error(), failed: true}, "")
+		default: // the wall time ran out inside the command
+			stop(turn, evalctl.TermWallTimeLimit, "wall-time budget of %s ran out during tool %s", b.WallTime, tc.Name)
+			l.answer(turn, tc, &toolResult{content: "error: stopped: the wall-time budget is exhausted", failed: true}, "")
+		}
+		return
+	}
+	if res.failed {
+		turn.ToolErrors++
+		l.meter.toolErrors++
+	}
+	l.meter.toolCalls++
+	if tc.Name == ToolBash && res.exec != nil {
+		l.selfCheck(res)
+	}
+	l.answer(turn, tc, res, "")
 }
 
 // modelFailed ends the turn on a failed model call by the one

@@ -213,6 +213,9 @@ func RunCapacity(ctx context.Context, st *runstore.Store, run *runstore.Run, pla
 	return nil
 }
 
+// probeSize probes one context size: the server starts with it, then a
+// short generation and one near capacity must each produce exactly the
+// tokens asked for. A failed stage is the result's state, not an error.
 func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan *CapacityPlan, size int, o Options) (*CapacityResult, error) {
 	dir, rel, err := nextTry(st, SizesDir, strconv.Itoa(size))
 	if err != nil {
@@ -233,19 +236,7 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 		}
 		return err
 	}
-	finish := func() (*CapacityResult, error) {
-		sum, err := stopSampler()
-		if err != nil {
-			return nil, fmt.Errorf("telemetry of %s: %w", rel, err)
-		}
-		res.MemoryPeak, res.MemoryReason, res.PowerMeanWatts = sum.MemoryPeak, sum.MemoryReason, sum.PowerMeanWatts
-		if sum.CPUTempPeak != nil {
-			v := sum.CPUTempPeak.Value
-			res.CPUPeakC = &v
-		}
-		res.FinishedAt = time.Now().UTC()
-		return res, nil
-	}
+	finish := func() (*CapacityResult, error) { return finishProbe(res, stopSampler, rel) }
 	fail := func(state string, err error) (*CapacityResult, error) {
 		res.State = state
 		msg := err.Error()
@@ -279,18 +270,7 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 	sampler.SetStage("short-generation")
 	passed := false
 	res.ShortGenerationPassed = &passed
-	short, err := BuildPrompt(rctx, c, coldPrefix(run.ID, fmt.Sprintf("context %d, short", size)), 1, capacityShortPrompt, capacityTolerance)
-	if err == nil {
-		var comp *model.Response
-		comp, err = complete(rctx, c, short.Text, plan.ShortOutput, 1, nil, nil)
-		if err == nil {
-			t := comp.Timings
-			res.ShortGenerationTimings = t
-			if t.PredictedN == nil || *t.PredictedN != int64(plan.ShortOutput) {
-				err = fmt.Errorf("short generation produced %s tokens, not %d", fmtI(t.PredictedN), plan.ShortOutput)
-			}
-		}
-	}
+	err = shortGeneration(rctx, c, run.ID, plan, size, res)
 	if ctx.Err() != nil {
 		return nil, stopped(ctx.Err())
 	}
@@ -301,26 +281,7 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 
 	input := plan.InputFor(size)
 	sampler.SetStage(fmt.Sprintf("%dK-input-generation", input/1000))
-	long, err := BuildPrompt(rctx, c, coldPrefix(run.ID, fmt.Sprintf("context %d, near capacity", size)), 2, input, capacityTolerance)
-	if err == nil {
-		var comp *model.Response
-		comp, err = complete(rctx, c, long.Text, plan.LongOutput, 2, nil, nil)
-		if err == nil {
-			t := comp.Timings
-			res.LongInputTimings = t
-			res.LongInputWallSeconds = &comp.WallSeconds
-			if t.PromptN != nil {
-				n := *t.PromptN
-				if t.CacheN != nil {
-					n += *t.CacheN
-				}
-				res.NearCapacityInputTokens = &n
-			}
-			if t.PredictedN == nil || *t.PredictedN != int64(plan.LongOutput) {
-				err = fmt.Errorf("near-capacity generation produced %s tokens, not %d", fmtI(t.PredictedN), plan.LongOutput)
-			}
-		}
-	}
+	err = nearCapacityGeneration(rctx, c, run.ID, plan, size, input, res)
 	if ctx.Err() != nil {
 		return nil, stopped(ctx.Err())
 	}
@@ -331,6 +292,69 @@ func probeSize(ctx context.Context, st *runstore.Store, run *runstore.Run, plan 
 	srv.Stop(context.Background())
 	res.State = CapacityComplete
 	return finish()
+}
+
+// finishProbe ends the probe's telemetry and records its peaks and the
+// finish time on res.
+func finishProbe(res *CapacityResult, stopSampler func() (telemetry.Summary, error), rel string) (*CapacityResult, error) {
+	sum, err := stopSampler()
+	if err != nil {
+		return nil, fmt.Errorf("telemetry of %s: %w", rel, err)
+	}
+	res.MemoryPeak, res.MemoryReason, res.PowerMeanWatts = sum.MemoryPeak, sum.MemoryReason, sum.PowerMeanWatts
+	if sum.CPUTempPeak != nil {
+		v := sum.CPUTempPeak.Value
+		res.CPUPeakC = &v
+	}
+	res.FinishedAt = time.Now().UTC()
+	return res, nil
+}
+
+// shortGeneration: a short cold prompt must generate exactly
+// plan.ShortOutput tokens; its timings go on res.
+func shortGeneration(ctx context.Context, c *model.Client, runID string, plan *CapacityPlan, size int, res *CapacityResult) error {
+	short, err := BuildPrompt(ctx, c, coldPrefix(runID, fmt.Sprintf("context %d, short", size)), 1, capacityShortPrompt, capacityTolerance)
+	if err != nil {
+		return err
+	}
+	comp, err := complete(ctx, c, short.Text, plan.ShortOutput, 1, nil, nil)
+	if err != nil {
+		return err
+	}
+	t := comp.Timings
+	res.ShortGenerationTimings = t
+	if t.PredictedN == nil || *t.PredictedN != int64(plan.ShortOutput) {
+		return fmt.Errorf("short generation produced %s tokens, not %d", fmtI(t.PredictedN), plan.ShortOutput)
+	}
+	return nil
+}
+
+// nearCapacityGeneration: a cold prompt of input tokens must generate
+// exactly plan.LongOutput tokens; its timings, wall time and the input
+// the server counted (prompt plus cache) go on res.
+func nearCapacityGeneration(ctx context.Context, c *model.Client, runID string, plan *CapacityPlan, size, input int, res *CapacityResult) error {
+	long, err := BuildPrompt(ctx, c, coldPrefix(runID, fmt.Sprintf("context %d, near capacity", size)), 2, input, capacityTolerance)
+	if err != nil {
+		return err
+	}
+	comp, err := complete(ctx, c, long.Text, plan.LongOutput, 2, nil, nil)
+	if err != nil {
+		return err
+	}
+	t := comp.Timings
+	res.LongInputTimings = t
+	res.LongInputWallSeconds = &comp.WallSeconds
+	if t.PromptN != nil {
+		n := *t.PromptN
+		if t.CacheN != nil {
+			n += *t.CacheN
+		}
+		res.NearCapacityInputTokens = &n
+	}
+	if t.PredictedN == nil || *t.PredictedN != int64(plan.LongOutput) {
+		return fmt.Errorf("near-capacity generation produced %s tokens, not %d", fmtI(t.PredictedN), plan.LongOutput)
+	}
+	return nil
 }
 
 // serverNote adds to a request error that the server died, when it did.

@@ -52,55 +52,103 @@ var padUnits = []string{" a", "x", " ."}
 // search comes within a word's width; then the filler is padded unit by
 // unit until the count is exact (tolerance is the fallback, never the aim).
 func BuildPrompt(ctx context.Context, tok Tokenizer, prefix string, seed int64, target, tolerance int) (*PromptBuild, error) {
-	rng := rand.New(rand.NewPCG(uint64(seed), uint64(target)))
-	var words []string
-	text := func(k int) string {
-		for len(words) < k {
-			w := fillerWords[rng.IntN(len(fillerWords))]
-			if len(words)%17 == 16 {
-				w += ".\n"
-			}
-			words = append(words, w)
+	ps := &promptSearch{ctx: ctx, tok: tok, prefix: prefix, target: target,
+		rng: rand.New(rand.NewPCG(uint64(seed), uint64(target))), b: &PromptBuild{}, bestD: math.MaxInt}
+	base, ratio, err := ps.calibrate(tolerance)
+	if err != nil {
+		return nil, err
+	}
+	if err := ps.wordSearch(base, ratio); err != nil {
+		return nil, err
+	}
+	if err := ps.pad(); err != nil {
+		return nil, err
+	}
+	if abs(ps.bestD) > tolerance {
+		return nil, fmt.Errorf("measure prompt: closest to %d tokens was %d, outside the tolerance of %d", target, target-ps.bestD, tolerance)
+	}
+	ps.b.Text, ps.b.Tokens = ps.bestText, target-ps.bestD
+	return ps.b, nil
+}
+
+// promptSearch is one BuildPrompt search: the filler drawn so far (the
+// same words for the same seed and target, however many are measured),
+// the closest prompt yet, and the longest filler measured under the
+// target, where padding starts.
+type promptSearch struct {
+	ctx    context.Context
+	tok    Tokenizer
+	prefix string
+	target int
+	rng    *rand.Rand
+	words  []string
+	b      *PromptBuild
+
+	bestText       string
+	bestD          int // target minus the closest prompt's count
+	underK, underN int // the longest filler measured below the target
+}
+
+// text is the prefix and the first k filler words, drawn as needed.
+func (ps *promptSearch) text(k int) string {
+	for len(ps.words) < k {
+		w := fillerWords[ps.rng.IntN(len(fillerWords))]
+		if len(ps.words)%17 == 16 {
+			w += ".\n"
 		}
-		return prefix + strings.Join(words[:k], " ")
+		ps.words = append(ps.words, w)
 	}
-	b := &PromptBuild{}
-	measure := func(s string) (int, error) {
-		b.Requests++
-		return tok.CountTokens(ctx, s)
-	}
-	count := func(k int) (int, error) { return measure(text(k)) }
-	base, err := count(0)
+	return ps.prefix + strings.Join(ps.words[:k], " ")
+}
+
+// measure counts s's tokens, counting the request.
+func (ps *promptSearch) measure(s string) (int, error) {
+	ps.b.Requests++
+	return ps.tok.CountTokens(ps.ctx, s)
+}
+
+// count counts the tokens of the prefix and k filler words.
+func (ps *promptSearch) count(k int) (int, error) { return ps.measure(ps.text(k)) }
+
+// calibrate measures the prefix alone (base) and the tokens per filler
+// word (ratio) over a probe of up to 512 words.
+func (ps *promptSearch) calibrate(tolerance int) (base int, ratio float64, err error) {
+	base, err = ps.count(0)
 	if err != nil {
-		return nil, fmt.Errorf("measure prompt: %w", err)
+		return 0, 0, fmt.Errorf("measure prompt: %w", err)
 	}
-	if base > target-tolerance {
-		return nil, fmt.Errorf("measure prompt: the prefix alone is %d tokens, over the target %d", base, target)
+	if base > ps.target-tolerance {
+		return 0, 0, fmt.Errorf("measure prompt: the prefix alone is %d tokens, over the target %d", base, ps.target)
 	}
-	probe := min(512, target)
-	n, err := count(probe)
+	probe := min(512, ps.target)
+	n, err := ps.count(probe)
 	if err != nil {
-		return nil, fmt.Errorf("measure prompt: %w", err)
+		return 0, 0, fmt.Errorf("measure prompt: %w", err)
 	}
-	ratio := float64(n-base) / float64(probe) // tokens per word
+	ratio = float64(n-base) / float64(probe) // tokens per word
 	if ratio <= 0 {
-		return nil, fmt.Errorf("measure prompt: the tokenizer counts no tokens for %d words", probe)
+		return 0, 0, fmt.Errorf("measure prompt: the tokenizer counts no tokens for %d words", probe)
 	}
-	k := int(math.Round(float64(target-base) / ratio))
-	bestText, bestD := "", math.MaxInt
-	underK, underN := 0, base // the longest filler measured below the target
+	ps.underN = base
+	return base, ratio, nil
+}
+
+// wordSearch steps the number of filler words toward the target (at
+// most 16 measurements) until exact or under it by less than two words.
+func (ps *promptSearch) wordSearch(base int, ratio float64) error {
+	k := int(math.Round(float64(ps.target-base) / ratio))
 	for range 16 {
 		k = max(k, 0)
-		n, err := count(k)
+		n, err := ps.count(k)
 		if err != nil {
-			return nil, fmt.Errorf("measure prompt: %w", err)
+			return fmt.Errorf("measure prompt: %w", err)
 		}
-		d := target - n
-		if abs(d) < abs(bestD) {
-			bestText, bestD = text(k), d
+		d := ps.target - n
+		if abs(d) < abs(ps.bestD) {
+			ps.bestText, ps.bestD = ps.text(k), d
 		}
-		if d > 0 && k >= underK {
-			underK, underN = k, n
+		if d > 0 && k >= ps.underK {
+			ps.underK, ps.underN = k, n
 		}
 		if d == 0 || (d > 0 && n-base > 0 && float64(d) < 2*ratio) {
 			break // exact, or under by less than two words: pad from here
@@ -111,30 +159,31 @@ func BuildPrompt(ctx context.Context, tok Tokenizer, prefix string, seed int64, 
 		}
 		k += step
 	}
-	// Exact search: pad the longest filler under the target unit by unit.
+	return nil
+}
+
+// pad is the exact search: it pads the longest filler under the target
+// unit by unit, each kind of unit in turn, until a prompt is exact.
+func (ps *promptSearch) pad() error {
 	for _, unit := range padUnits {
-		if bestD == 0 {
+		if ps.bestD == 0 {
 			break
 		}
-		for m := 1; m <= min(4*(target-underN)+4, 64); m++ {
-			s := text(underK) + strings.Repeat(unit, m)
-			n, err := measure(s)
+		for m := 1; m <= min(4*(ps.target-ps.underN)+4, 64); m++ {
+			s := ps.text(ps.underK) + strings.Repeat(unit, m)
+			n, err := ps.measure(s)
 			if err != nil {
-				return nil, fmt.Errorf("measure prompt: %w", err)
+				return fmt.Errorf("measure prompt: %w", err)
 			}
-			if d := target - n; abs(d) < abs(bestD) {
-				bestText, bestD = s, d
+			if d := ps.target - n; abs(d) < abs(ps.bestD) {
+				ps.bestText, ps.bestD = s, d
 			}
-			if n >= target {
+			if n >= ps.target {
 				break
 			}
 		}
 	}
-	if abs(bestD) > tolerance {
-		return nil, fmt.Errorf("measure prompt: closest to %d tokens was %d, outside the tolerance of %d", target, target-bestD, tolerance)
-	}
-	b.Text, b.Tokens = bestText, target-bestD
-	return b, nil
+	return nil
 }
 
 func abs(v int) int {

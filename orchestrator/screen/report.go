@@ -99,20 +99,7 @@ func BuildReport(st *runstore.Store, run *runstore.Run, sc *Screen) (*Report, er
 	r := &Report{Name: sc.Spec.Name, RunID: run.ID, PlannedMeasurements: sc.Planned(), Baseline: sc.Spec.Baseline,
 		OutputTokens: sc.Spec.OutputTokens, Aggregates: aggs, Drift: drift, Marked: []MarkedSample{}, Failed: []MarkedSample{},
 		Notes: []string{RateNote}}
-	for _, s := range samples {
-		switch {
-		case s.State == SampleFailed:
-			r.FailedMeasurements++
-			r.Failed = append(r.Failed, MarkedSample{Key: s.Key, Marks: []string{s.Error}, Requested: s.OutputTokensRequested})
-		case s.Counted():
-			r.CompletedMeasurements++
-			r.CountedMeasurements++
-		default:
-			r.CompletedMeasurements++
-			r.MarkedMeasurements++
-			r.Marked = append(r.Marked, MarkedSample{Key: s.Key, Marks: s.Marks, PredictedN: s.PredictedN, Requested: s.OutputTokensRequested})
-		}
-	}
+	r.countSamples(samples)
 	modes := []string{sc.Spec.Baseline}
 	for _, m := range sc.Spec.Modes {
 		if m.Name != sc.Spec.Baseline {
@@ -137,8 +124,43 @@ func BuildReport(st *runstore.Store, run *runstore.Run, sc *Screen) (*Report, er
 	if r.CompletedMeasurements == r.PlannedMeasurements {
 		r.State = "complete"
 	}
-	var powSum float64
-	var powN int
+	if err := r.addLegs(st, sc, legs); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// countSamples counts the measurements by state and lists the failed
+// ones and those whose marks keep them out of the figures.
+func (r *Report) countSamples(samples []*Sample) {
+	for _, s := range samples {
+		switch {
+		case s.State == SampleFailed:
+			r.FailedMeasurements++
+			r.Failed = append(r.Failed, MarkedSample{Key: s.Key, Marks: []string{s.Error}, Requested: s.OutputTokensRequested})
+		case s.Counted():
+			r.CompletedMeasurements++
+			r.CountedMeasurements++
+		default:
+			r.CompletedMeasurements++
+			r.MarkedMeasurements++
+			r.Marked = append(r.Marked, MarkedSample{Key: s.Key, Marks: s.Marks, PredictedN: s.PredictedN, Requested: s.OutputTokensRequested})
+		}
+	}
+}
+
+// powerTotal sums power samples across legs, so the screen's mean power
+// weighs each leg by how long it was measured.
+type powerTotal struct {
+	sum float64
+	n   int
+}
+
+// addLegs reports each leg from its tries' identity and telemetry files
+// and sets the screen's power figure (measured or why not) and its
+// telemetry notes (each reason once, sorted).
+func (r *Report) addLegs(st *runstore.Store, sc *Screen, legs []Leg) error {
+	var pow powerTotal
 	notes := map[string]bool{}
 	for _, l := range legs {
 		lr := LegReport{Index: l.Index, Label: l.Label, Mode: l.Mode, Profile: sc.Profiles[l.Mode].Name}
@@ -146,48 +168,14 @@ func BuildReport(st *runstore.Store, run *runstore.Run, sc *Screen) (*Report, er
 		sort.Slice(tries, func(i, j int) bool { return tryNum(tries[i]) < tryNum(tries[j]) })
 		lr.Tries = len(tries)
 		for _, dir := range tries {
-			var id serving.Identity
-			if runstore.ReadJSON(filepath.Join(dir, IdentityDoc), &id) == nil {
-				lr.BuildInfo, lr.ModelPath, lr.Files = id.BuildInfo, id.ModelPath, id.Files
-				rs := id.ReadySeconds
-				lr.ReadySeconds = &rs
-			}
-			var sum telemetry.Summary
-			if err := runstore.ReadJSON(filepath.Join(dir, TelemetryDc), &sum); err != nil {
-				if !errors.Is(err, os.ErrNotExist) {
-					return nil, err
-				}
-				continue
-			}
-			if sum.PowerMeanWatts != nil && sum.PowerSamples > 0 {
-				powSum += *sum.PowerMeanWatts * float64(sum.PowerSamples)
-				powN += sum.PowerSamples
-				lr.PowerSamples += sum.PowerSamples
-				lr.PowerMeanWatts = weighted(lr.PowerMeanWatts, lr.PowerSamples-sum.PowerSamples, *sum.PowerMeanWatts, sum.PowerSamples)
-			} else if sum.PowerReason != "" {
-				notes["power: "+sum.PowerReason] = true
-			}
-			if sum.MemoryPeak != nil {
-				if lr.MemoryPeak == nil || sum.MemoryPeak.UsedBytes > lr.MemoryPeak.UsedBytes {
-					lr.MemoryPeak = sum.MemoryPeak
-				}
-				if r.MemoryPeak == nil || sum.MemoryPeak.UsedBytes > r.MemoryPeak.UsedBytes {
-					r.MemoryPeak = sum.MemoryPeak
-				}
-			} else if sum.MemoryReason != "" {
-				notes["GPU memory: "+sum.MemoryReason] = true
-			}
-			if sum.CPUTempPeak != nil {
-				lr.CPUPeakC = maxPtr(lr.CPUPeakC, sum.CPUTempPeak.Value)
-				r.CPUPeakC = maxPtr(r.CPUPeakC, sum.CPUTempPeak.Value)
-			} else if sum.CPUReason != "" {
-				notes["CPU temperature: "+sum.CPUReason] = true
+			if err := r.addTry(&lr, dir, &pow, notes); err != nil {
+				return err
 			}
 		}
 		r.Legs = append(r.Legs, lr)
 	}
-	if powN > 0 {
-		m := powSum / float64(powN)
+	if pow.n > 0 {
+		m := pow.sum / float64(pow.n)
 		r.MeasuredGPUMeanW = &m
 		r.PowerScope = PowerScope
 	} else {
@@ -197,7 +185,51 @@ func BuildReport(st *runstore.Store, run *runstore.Run, sc *Screen) (*Report, er
 		r.TelemetryNotes = append(r.TelemetryNotes, n)
 	}
 	sort.Strings(r.TelemetryNotes)
-	return r, nil
+	return nil
+}
+
+// addTry adds one try's server identity and telemetry (if written) to
+// its leg lr and the screen's peaks; a reading that was unavailable adds
+// its reason to notes.
+func (r *Report) addTry(lr *LegReport, dir string, pow *powerTotal, notes map[string]bool) error {
+	var id serving.Identity
+	if runstore.ReadJSON(filepath.Join(dir, IdentityDoc), &id) == nil {
+		lr.BuildInfo, lr.ModelPath, lr.Files = id.BuildInfo, id.ModelPath, id.Files
+		rs := id.ReadySeconds
+		lr.ReadySeconds = &rs
+	}
+	var sum telemetry.Summary
+	if err := runstore.ReadJSON(filepath.Join(dir, TelemetryDc), &sum); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if sum.PowerMeanWatts != nil && sum.PowerSamples > 0 {
+		pow.sum += *sum.PowerMeanWatts * float64(sum.PowerSamples)
+		pow.n += sum.PowerSamples
+		lr.PowerSamples += sum.PowerSamples
+		lr.PowerMeanWatts = weighted(lr.PowerMeanWatts, lr.PowerSamples-sum.PowerSamples, *sum.PowerMeanWatts, sum.PowerSamples)
+	} else if sum.PowerReason != "" {
+		notes["power: "+sum.PowerReason] = true
+	}
+	if sum.MemoryPeak != nil {
+		if lr.MemoryPeak == nil || sum.MemoryPeak.UsedBytes > lr.MemoryPeak.UsedBytes {
+			lr.MemoryPeak = sum.MemoryPeak
+		}
+		if r.MemoryPeak == nil || sum.MemoryPeak.UsedBytes > r.MemoryPeak.UsedBytes {
+			r.MemoryPeak = sum.MemoryPeak
+		}
+	} else if sum.MemoryReason != "" {
+		notes["GPU memory: "+sum.MemoryReason] = true
+	}
+	if sum.CPUTempPeak != nil {
+		lr.CPUPeakC = maxPtr(lr.CPUPeakC, sum.CPUTempPeak.Value)
+		r.CPUPeakC = maxPtr(r.CPUPeakC, sum.CPUTempPeak.Value)
+	} else if sum.CPUReason != "" {
+		notes["CPU temperature: "+sum.CPUReason] = true
+	}
+	return nil
 }
 
 func weighted(prev *float64, prevN int, v float64, n int) *float64 {

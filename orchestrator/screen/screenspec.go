@@ -103,6 +103,8 @@ func LoadSpec(file string) (*Screen, error) {
 	return sc, nil
 }
 
+// validate checks the spec (modes and their profiles, baseline, inputs,
+// numbers), loading each mode's profile; the first error names its field.
 func (sc *Screen) validate(doc *yamlcheck.Doc, dir string) error {
 	s := &sc.Spec
 	if err := yamlcheck.FillDefaults(s); err != nil {
@@ -111,6 +113,44 @@ func (sc *Screen) validate(doc *yamlcheck.Doc, dir string) error {
 	if s.Name == "" {
 		return doc.Errorf(yamlcheck.Path("name"), "is required")
 	}
+	if err := sc.validateModes(doc, dir); err != nil {
+		return err
+	}
+	if s.Baseline == "" {
+		return doc.Errorf(yamlcheck.Path("baseline"), "is required (the mode that brackets the others)")
+	}
+	if sc.Profiles[s.Baseline] == nil {
+		return doc.Errorf(yamlcheck.Path("baseline"), "%q is not one of the modes", s.Baseline)
+	}
+	if len(s.Fixtures) > 0 {
+		if err := sc.validateFixtures(doc, dir); err != nil {
+			return err
+		}
+	} else if len(s.PromptTargets) == 0 {
+		return doc.Errorf(yamlcheck.Path("prompt_targets"), "lists no target (or give fixtures: fixed input files)")
+	}
+	if err := validateTargetsAndSeeds(doc, s); err != nil {
+		return err
+	}
+	if s.OutputTokens <= 0 {
+		return doc.Errorf(yamlcheck.Path("output_tokens"), "must be a positive number of tokens")
+	}
+	if s.ToleranceTokens < 0 {
+		return doc.Errorf(yamlcheck.Path("tolerance_tokens"), "must not be negative")
+	}
+	if s.CtxSize < 0 {
+		return doc.Errorf(yamlcheck.Path("ctx_size"), "must be positive")
+	}
+	if s.RequestTimeout < 0 {
+		return doc.Errorf(yamlcheck.Path("request_timeout"), "must be positive")
+	}
+	return sc.validateModeProfiles(doc)
+}
+
+// validateModes checks each mode (a free, safe, unique name; a profile;
+// no request field the screen sets itself) and loads its profile.
+func (sc *Screen) validateModes(doc *yamlcheck.Doc, dir string) error {
+	s := &sc.Spec
 	if len(s.Modes) == 0 {
 		return doc.Errorf(yamlcheck.Path("modes"), "lists no mode")
 	}
@@ -142,19 +182,12 @@ func (sc *Screen) validate(doc *yamlcheck.Doc, dir string) error {
 		}
 		sc.Profiles[m.Name] = p
 	}
-	if s.Baseline == "" {
-		return doc.Errorf(yamlcheck.Path("baseline"), "is required (the mode that brackets the others)")
-	}
-	if sc.Profiles[s.Baseline] == nil {
-		return doc.Errorf(yamlcheck.Path("baseline"), "%q is not one of the modes", s.Baseline)
-	}
-	if len(s.Fixtures) > 0 {
-		if err := sc.validateFixtures(doc, dir); err != nil {
-			return err
-		}
-	} else if len(s.PromptTargets) == 0 {
-		return doc.Errorf(yamlcheck.Path("prompt_targets"), "lists no target (or give fixtures: fixed input files)")
-	}
+	return nil
+}
+
+// validateTargetsAndSeeds: prompt targets are distinct and large enough
+// to be a prompt; seeds are given and distinct.
+func validateTargetsAndSeeds(doc *yamlcheck.Doc, s *Spec) error {
 	seen := map[int]bool{}
 	for i, t := range s.PromptTargets {
 		if t < 16 {
@@ -175,24 +208,19 @@ func (sc *Screen) validate(doc *yamlcheck.Doc, dir string) error {
 		}
 		seeds[v] = true
 	}
-	if s.OutputTokens <= 0 {
-		return doc.Errorf(yamlcheck.Path("output_tokens"), "must be a positive number of tokens")
-	}
-	if s.ToleranceTokens < 0 {
-		return doc.Errorf(yamlcheck.Path("tolerance_tokens"), "must not be negative")
-	}
-	if s.CtxSize < 0 {
-		return doc.Errorf(yamlcheck.Path("ctx_size"), "must be positive")
-	}
-	if s.RequestTimeout < 0 {
-		return doc.Errorf(yamlcheck.Path("request_timeout"), "must be positive")
-	}
+	return nil
+}
+
+// validateModeProfiles: every mode's profile is a llama-server one whose
+// command resolves now (every placeholder has a value), not at the leg's
+// start.
+func (sc *Screen) validateModeProfiles(doc *yamlcheck.Doc) error {
+	s := &sc.Spec
 	for i, m := range s.Modes {
 		p := sc.Profiles[m.Name]
 		if p.API != serving.APILlamaServer {
 			return doc.Errorf(yamlcheck.Path("modes", i, "profile"), "profile %s has api %s; screens need llama-server's /tokenize and /completion", p.Name, p.API)
 		}
-		// Every placeholder must have a value now, not at the leg's start.
 		ctxSize := p.CtxSize
 		if s.CtxSize > 0 {
 			ctxSize = s.CtxSize

@@ -229,14 +229,8 @@ func (s *Server) solve(c *convo, controlName string, control bool) (*output, *sc
 			return nil, badRequest("scripted: the %s script needs the %s tool", c.req.Model, t)
 		}
 	}
-	think := func(o *output, text string) (*output, *scriptError) {
-		if c.thinking {
-			o.Reasoning = text
-		}
-		return o, nil
-	}
 	if c.step == 0 {
-		return think(&output{Calls: []call{{Name: toolListFiles, Args: `{"path": "."}`}}}, "Let me look at the files in the workspace first.")
+		return c.think(&output{Calls: []call{{Name: toolListFiles, Args: `{"path": "."}`}}}, "Let me look at the files in the workspace first.")
 	}
 	cs, serr := s.identify(c)
 	if serr != nil {
@@ -244,32 +238,13 @@ func (s *Server) solve(c *convo, controlName string, control bool) (*output, *sc
 	}
 	ph := cs.Phase(c.phase)
 	if ph == nil {
-		return think(&output{Content: fmt.Sprintf("Case %s has no phase %d; there is nothing more I can do.", cs.Name, c.phase)}, "This request is beyond the case.")
+		return c.think(&output{Content: fmt.Sprintf("Case %s has no phase %d; there is nothing more I can do.", cs.Name, c.phase)}, "This request is beyond the case.")
 	}
 	dir := ph.ReferenceDir
 	if control {
-		var ctl *tasks.Control
-		for _, x := range cs.Controls {
-			if x.Name == controlName {
-				ctl = x
-			}
-		}
-		if controlName == "" { // the flawed script
-			for i, x := range s.cfg.Suite.Cases {
-				if x == cs && i%2 == 1 {
-					for _, y := range cs.Controls {
-						if y.Phase == c.phase && ctl == nil {
-							ctl = y
-						}
-					}
-				}
-			}
-			if ctl == nil {
-				ctl = &tasks.Control{Phase: -1} // this case gets the reference
-			}
-		}
-		if ctl == nil {
-			return nil, badRequest("scripted: case %s has no control %q", cs.Name, controlName)
+		ctl, serr := s.control(c, cs, controlName)
+		if serr != nil {
+			return nil, serr
 		}
 		if ctl.Phase == c.phase {
 			dir = ctl.OverlayDir
@@ -279,10 +254,63 @@ func (s *Server) solve(c *convo, controlName string, control bool) (*output, *sc
 	if err != nil {
 		return nil, &scriptError{status: 500, body: apiErrorBody{Code: 500, Type: "server_error", Message: err.Error()}}
 	}
+	testCmd := testCommand(cs, ph)
+	steps := solveSteps(c, cs, ph, dir, files, testCmd)
+	if i := c.step - 1; i < len(steps) {
+		return steps[i]()
+	}
+	return c.think(&output{Content: fmt.Sprintf("I changed %s for phase %d of the request. %s", strings.Join(files, ", "), c.phase, testVerdict(c, testCmd))},
+		"The work is done; time to summarise.")
+}
+
+// think sets text as the output's reasoning when the request asks for
+// thinking.
+func (c *convo) think(o *output, text string) (*output, *scriptError) {
+	if c.thinking {
+		o.Reasoning = text
+	}
+	return o, nil
+}
+
+// control returns the control whose overlay a control script writes: the
+// one named, or for the flawed script (no name) the first control of the
+// phase in every second case of the suite, else none (Phase -1: this case
+// gets the reference).
+func (s *Server) control(c *convo, cs *tasks.Case, controlName string) (*tasks.Control, *scriptError) {
+	var ctl *tasks.Control
+	for _, x := range cs.Controls {
+		if x.Name == controlName {
+			ctl = x
+		}
+	}
+	if controlName == "" { // the flawed script
+		for i, x := range s.cfg.Suite.Cases {
+			if x == cs && i%2 == 1 {
+				for _, y := range cs.Controls {
+					if y.Phase == c.phase && ctl == nil {
+						ctl = y
+					}
+				}
+			}
+		}
+		if ctl == nil {
+			ctl = &tasks.Control{Phase: -1} // this case gets the reference
+		}
+	}
+	if ctl == nil {
+		return nil, badRequest("scripted: case %s has no control %q", cs.Name, controlName)
+	}
+	return ctl, nil
+}
+
+// solveSteps are the script's calls after listing the files, one per
+// response: read the phase's contract (if any), write each file of dir,
+// run the public tests.
+func solveSteps(c *convo, cs *tasks.Case, ph *tasks.Phase, dir string, files []string, testCmd string) []func() (*output, *scriptError) {
 	var steps []func() (*output, *scriptError)
 	if contract := contractFile(cs, ph); contract != "" {
 		steps = append(steps, func() (*output, *scriptError) {
-			return think(&output{Calls: []call{{Name: toolReadFile, Args: jsonArgs(map[string]any{"path": contract})}}}, "I should read "+contract+" before changing anything.")
+			return c.think(&output{Calls: []call{{Name: toolReadFile, Args: jsonArgs(map[string]any{"path": contract})}}}, "I should read "+contract+" before changing anything.")
 		})
 	}
 	for _, f := range files {
@@ -291,17 +319,19 @@ func (s *Server) solve(c *convo, controlName string, control bool) (*output, *sc
 			if err != nil {
 				return nil, &scriptError{status: 500, body: apiErrorBody{Code: 500, Type: "server_error", Message: err.Error()}}
 			}
-			return think(&output{Calls: []call{{Name: toolWriteFile, Args: jsonArgs(map[string]any{"path": f, "content": string(data)})}}},
+			return c.think(&output{Calls: []call{{Name: toolWriteFile, Args: jsonArgs(map[string]any{"path": f, "content": string(data)})}}},
 				"I will write "+f+" so that it follows the contract.")
 		})
 	}
-	testCmd := testCommand(cs, ph)
 	steps = append(steps, func() (*output, *scriptError) {
-		return think(&output{Calls: []call{{Name: toolBash, Args: jsonArgs(map[string]any{"command": testCmd})}}}, "Now I run the public tests.")
+		return c.think(&output{Calls: []call{{Name: toolBash, Args: jsonArgs(map[string]any{"command": testCmd})}}}, "Now I run the public tests.")
 	})
-	if i := c.step - 1; i < len(steps) {
-		return steps[i]()
-	}
+	return steps
+}
+
+// testVerdict says how the last run of the public tests ended, from the
+// exit code in its result.
+func testVerdict(c *convo, testCmd string) string {
 	verdict := "I could not run the public tests."
 	if res, ok := c.lastResult(toolBash); ok {
 		if m := exitCodeRE.FindStringSubmatch(res); m != nil {
@@ -312,8 +342,7 @@ func (s *Server) solve(c *convo, controlName string, control bool) (*output, *sc
 			}
 		}
 	}
-	return think(&output{Content: fmt.Sprintf("I changed %s for phase %d of the request. %s", strings.Join(files, ", "), c.phase, verdict)},
-		"The work is done; time to summarise.")
+	return verdict
 }
 
 // contractFile is the contract the phase adds: CONTRACT.md of the starter

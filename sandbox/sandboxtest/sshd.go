@@ -40,6 +40,29 @@ type SSHServer struct {
 // (apt-get install openssh-server; 'make setup-test' installs it).
 func StartSSH(t testing.TB, socket string) *SSHServer {
 	t.Helper()
+	requireSSH(t)
+	dir, err := os.MkdirTemp("", "evs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	// sshd's privilege separation directory.
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ip := "127.0.0." + strconv.Itoa(int(2+(int32(os.Getpid())*7+nextAddr.Add(1))%250))
+	port := freePort(t, ip)
+	addr := net.JoinHostPort(ip, strconv.Itoa(port))
+	s, sshdConfig := writeSSHFiles(t, dir, ip, port, socket)
+	runSshd(t, dir, sshdConfig, addr)
+	return s
+}
+
+// requireSSH skips the test where sshd cannot be started (under -short,
+// not root) and fails it where a tool it needs is missing, naming the
+// package that provides it.
+func requireSSH(t testing.TB) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("needs sshd: skipped under -short")
 	}
@@ -51,15 +74,15 @@ func StartSSH(t testing.TB, socket string) *SSHServer {
 			t.Fatalf("ssh engine: %s missing (apt-get install openssh-server openssh-client; the docker CLI runs on the ssh side): %v", bin, err)
 		}
 	}
-	dir, err := os.MkdirTemp("", "evs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	// sshd's privilege separation directory.
-	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
-		t.Fatal(err)
-	}
+}
+
+// writeSSHFiles generates under dir the host key, the one client key the
+// server accepts, the server's and the client's configuration and the
+// client's known_hosts (the host key pinned at ip:port). It returns the
+// server as clients reach it and the sshd_config path.
+func writeSSHFiles(t testing.TB, dir, ip string, port int, socket string) (*SSHServer, string) {
+	t.Helper()
+	addr := net.JoinHostPort(ip, strconv.Itoa(port))
 	key := func(name string) {
 		out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "evalctl-test", "-f", filepath.Join(dir, name)).CombinedOutput()
 		if err != nil {
@@ -68,9 +91,6 @@ func StartSSH(t testing.TB, socket string) *SSHServer {
 	}
 	key("host_key")
 	key("client_key")
-	ip := "127.0.0." + strconv.Itoa(int(2+(int32(os.Getpid())*7+nextAddr.Add(1))%250))
-	port := freePort(t, ip)
-	addr := net.JoinHostPort(ip, strconv.Itoa(port))
 	write := func(name, text string) string {
 		t.Helper()
 		p := filepath.Join(dir, name)
@@ -110,6 +130,15 @@ StrictModes no
   BatchMode yes
 `, filepath.Join(dir, "client_key"), known)),
 	}
+	return s, sshdConfig
+}
+
+// runSshd starts sshd on sshdConfig in its own process group (stopped,
+// with the sessions it forked, when the test ends or its binary dies)
+// and waits for its banner at addr; a server that never greets fails the
+// test with the tail of its log.
+func runSshd(t testing.TB, dir, sshdConfig, addr string) {
+	t.Helper()
 	logf, err := os.Create(filepath.Join(dir, "sshd.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +165,6 @@ StrictModes no
 		log, _ := os.ReadFile(filepath.Join(dir, "sshd.log"))
 		t.Fatalf("ssh engine at %s: %v\n%s", addr, err, tail(log, 2000))
 	}
-	return s
 }
 
 // waitBanner waits until the server at addr greets with its SSH banner.
