@@ -160,6 +160,10 @@ type Attempt struct {
 	// ServerCounters are the endpoint's own /metrics counters moved during
 	// the attempt; null when the endpoint serves none.
 	ServerCounters *CounterDelta `json:"server_counters,omitempty"`
+	// Agent is what an agent-command arm's attempt records of the agent
+	// (identity, configuration files, exit codes, its own usage claims);
+	// absent for the built-in loop.
+	Agent *AgentRecord `json:"agent,omitempty"`
 }
 
 // InputRecord is the corpus part of a long-context case's first prompt:
