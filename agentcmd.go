@@ -21,6 +21,11 @@ const (
 	PromptStdin    = "stdin"
 )
 
+// AgentHome is the command user's home in an agent command's container,
+// writable (the root file system is not): configuration files go there
+// or under /tmp.
+const AgentHome = "/home/agent"
+
 // AgentPromptFile is where the prompt is written for prompt: file.
 const AgentPromptFile = "/tmp/evalctl-prompt.txt"
 
@@ -88,8 +93,8 @@ func (c *AgentCommand) Validate() error {
 		}
 	}
 	for _, k := range sortedKeys(c.Files) {
-		if !path.IsAbs(k) || path.Clean(k) != k {
-			return fmt.Errorf("files.%s: a configuration file is named by its clean absolute path in the container (e.g. /home/agent/.config/agent.json)", k)
+		if !path.IsAbs(k) || path.Clean(k) != k || !strings.HasPrefix(k, AgentHome+"/") && !strings.HasPrefix(k, "/tmp/") {
+			return fmt.Errorf("files.%s: a configuration file is named by its clean absolute path under %s or /tmp (the rest of the container is read-only, and the workspace is the answer), e.g. %s/.config/agent.json", k, AgentHome, AgentHome)
 		}
 		if _, err := render(c.Files[k], AgentVars{}); err != nil {
 			return fmt.Errorf("files.%s: %v", k, err)

@@ -83,6 +83,10 @@ const (
 	TermModelError          Termination = "model_error"
 	TermServerError         Termination = "server_error"
 	TermSandboxError        Termination = "sandbox_error"
+	// TermAgentExited: an agent command ended without handing over (its
+	// last response asked for tools, or it exited with a failure status)
+	// and no budget or model failure explains it.
+	TermAgentExited Termination = "agent_exited"
 )
 
 // SuiteRef names the suite an attempt ran under.
