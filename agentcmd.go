@@ -185,6 +185,7 @@ type AgentPhase struct {
 	// Only the server's figures are measurements.
 	ReportedPromptTokens     *int64 `json:"reported_prompt_tokens"`
 	ReportedCompletionTokens *int64 `json:"reported_completion_tokens"`
-	// StdoutTail is the end of the agent's output, for diagnosis.
-	StdoutTail string `json:"stdout_tail"`
+	// OutputTail is the end of the agent's output (stdout, then stderr),
+	// for diagnosis.
+	OutputTail string `json:"output_tail"`
 }

@@ -90,7 +90,10 @@ func (c *commandAgent) setup(ctx context.Context) error {
 	if _, err := c.box.Exec(ctx, []string{"python3", "/opt/evalctl/forward.py", port, sandbox.ProxyMount + "/proxy.sock"}, sandbox.ExecOptions{Detach: true, User: sandbox.HarnessUser}); err != nil {
 		return fmt.Errorf("agent command: start the proxy forwarder: %w", err)
 	}
-	if _, err := c.run(ctx, []string{"python3", "/opt/evalctl/forward.py", "--ready", port}, nil, 20*time.Second, sandbox.HarnessUser); err != nil {
+	// The forwarder runs as the harness user, out of the agent's reach; it
+	// lives until that user's runner runs its next command (which kills
+	// every other process of the user), so nothing else runs as it here.
+	if _, err := c.run(ctx, []string{"python3", "/opt/evalctl/forward.py", "--ready", port}, nil, 20*time.Second, ""); err != nil {
 		return fmt.Errorf("agent command: %w", err)
 	}
 	c.rec = &evalctl.AgentRecord{ConfigSHA256: map[string]string{}, Phases: []evalctl.AgentPhase{}}
@@ -103,8 +106,16 @@ func (c *commandAgent) setup(ctx context.Context) error {
 	if len(args) == 0 {
 		args = []string{"--version"}
 	}
-	if c.rec.Version, err = c.run(ctx, append([]string{c.cmd.Command[0]}, args...), nil, time.Minute, ""); err != nil {
+	// The version text is what the program prints, whatever its status
+	// (a program without a version flag prints its complaint, which still
+	// identifies it).
+	res, err := c.box.Exec(ctx, append([]string{c.cmd.Command[0]}, args...), sandbox.ExecOptions{Timeout: time.Minute, Env: []string{"HOME=" + agentHome}})
+	if err != nil {
 		return fmt.Errorf("agent command: its version: %w", err)
+	}
+	c.rec.Version = strings.TrimSpace(string(res.Stdout) + string(res.Stderr))
+	if res.ExitCode != 0 {
+		c.rec.Version = fmt.Sprintf("(exit %d) %s", res.ExitCode, c.rec.Version)
 	}
 	_, _, files, err := c.cmd.Render(c.vars)
 	if err != nil {
@@ -176,7 +187,7 @@ func (c *commandAgent) RunPhase(ctx context.Context, phase int, prompt string) (
 		}
 	}
 	if res != nil {
-		ap.StdoutTail = tail(string(res.Stdout), 2000)
+		ap.OutputTail = tail(string(res.Stdout), 2000) + tail(string(res.Stderr), 2000)
 		if c.cmd.Usage == "standin" {
 			ap.ReportedPromptTokens, ap.ReportedCompletionTokens = standinUsage(string(res.Stdout))
 		}
