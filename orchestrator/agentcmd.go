@@ -175,10 +175,17 @@ func (c *commandAgent) RunPhase(ctx context.Context, phase int, prompt string) (
 		res, ended, err = c.exec(ctx, stopped, argv, env, stdin)
 	}
 	if ctx.Err() != nil {
+		c.proxy.Abort(evalctl.TermWallTimeLimit)
 		turn, _ := c.proxy.End(proxy.Exit{})
 		return turn, ctx.Err()
 	}
 	x := proxy.Exit{Err: err}
+	// A model call still in flight has lost its agent.
+	if res != nil && res.TimedOut {
+		c.proxy.Abort(evalctl.TermWallTimeLimit)
+	} else {
+		c.proxy.Abort(evalctl.TermAgentExited)
+	}
 	ap := evalctl.AgentPhase{Phase: phase}
 	if res != nil && !ended {
 		x.WallTime, ap.TimedOut = res.TimedOut, res.TimedOut

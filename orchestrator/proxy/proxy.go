@@ -61,6 +61,11 @@ type Proxy struct {
 	// toolStop: the tool-call budget ran out inside a response; the turn
 	// stops at the agent's next request.
 	toolStop bool
+	// abortMu guards cancel (the phase's model calls) and abortWhy, which
+	// Abort sets without waiting for a call in flight.
+	abortMu  sync.Mutex
+	cancel   context.CancelFunc
+	abortWhy evalctl.Termination
 }
 
 // New returns a proxy.
@@ -79,11 +84,27 @@ func (p *Proxy) Begin(ctx context.Context, phase int, prompt string) <-chan stru
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.turn = &evalctl.Turn{Phase: phase, ToolCalls: map[string]int{}, FinishReasons: []string{}}
-	p.ctx, p.start, p.last, p.stopped = ctx, time.Now(), nil, make(chan struct{})
+	pctx, cancel := context.WithCancel(ctx)
+	p.abortMu.Lock()
+	p.cancel, p.abortWhy = cancel, ""
+	p.abortMu.Unlock()
+	p.ctx, p.start, p.last, p.stopped = pctx, time.Now(), nil, make(chan struct{})
 	p.lastCheck = [2]*evalctl.SelfCheck{}
 	user := model.Message{Role: model.RoleUser, Content: prompt}
 	p.tr.Write(transcript.Event{Kind: transcript.EventPhaseStart, Phase: phase, Message: &user})
 	return p.stopped
+}
+
+// Abort ends a model call in flight once the agent's process is gone
+// (call it before End): the call's response is unknown, and the turn ends
+// with why (wall_time_limit when the wall time ended the agent).
+func (p *Proxy) Abort(why evalctl.Termination) {
+	p.abortMu.Lock()
+	defer p.abortMu.Unlock()
+	p.abortWhy = why
+	if p.cancel != nil {
+		p.cancel()
+	}
 }
 
 // Exit is how the agent's process of a phase ended.
@@ -117,6 +138,7 @@ func (p *Proxy) End(x Exit) (evalctl.Turn, error) {
 	}
 	t.LastTest, t.LastTypecheck = p.lastCheck[0], p.lastCheck[1]
 	t.Seconds = time.Since(p.start).Seconds()
+	p.Abort(t.Termination)
 	p.meter.AddTaskSeconds(t.Seconds)
 	p.tr.Write(transcript.Event{Kind: transcript.EventPhaseEnd, Phase: t.Phase, Turn: t})
 	p.turn = nil
@@ -284,7 +306,13 @@ func (p *Proxy) failed(err error) {
 	switch {
 	case p.ctx.Err() != nil:
 		p.meter.Unknown()
-		p.stop(evalctl.TermWallTimeLimit, "the attempt ended during a model response (its tokens are unknown)")
+		p.abortMu.Lock()
+		why := p.abortWhy
+		p.abortMu.Unlock()
+		if why == "" {
+			why = evalctl.TermWallTimeLimit
+		}
+		p.stop(why, "the agent's process ended during a model response (its tokens are unknown)")
 	case me == nil || me.Class() == model.ClassServerFailed:
 		p.meter.Unknown()
 		p.stop(evalctl.TermServerError, "%v", err)
