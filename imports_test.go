@@ -35,12 +35,13 @@ var allowed = map[string][]string{
 
 	// orchestrator: runs cohorts and screens, talks to model servers.
 	"orchestrator/demo": {"", "orchestrator", "results/report", "orchestrator/scripted", "sandbox", "tasks"},
-	"orchestrator": {"", "grader", "orchestrator/agent", "orchestrator/longctx", "orchestrator/model",
+	"orchestrator": {"", "grader", "orchestrator/agent", "orchestrator/longctx", "orchestrator/model", "orchestrator/proxy",
 		"results/report", "results/runstore", "orchestrator/serving", "orchestrator/telemetry",
 		"orchestrator/transcript", "sandbox", "tasks", "internal/yamlcheck"},
 	"orchestrator/screen": {"", "orchestrator/model", "results/runstore", "orchestrator/serving",
 		"orchestrator/telemetry", "internal/yamlcheck"},
 	"orchestrator/agent":               {"", "orchestrator/model", "orchestrator/transcript", "sandbox"},
+	"orchestrator/proxy":               {"", "orchestrator/agent", "orchestrator/model", "orchestrator/transcript"},
 	"orchestrator/serving":             {"", "orchestrator/model", "results/runstore", "orchestrator/telemetry", "internal/yamlcheck"},
 	"orchestrator/serving/servingtest": {},
 	"orchestrator/model":               {""},
@@ -121,6 +122,7 @@ var layers = []layer{
 	{"orchestrator", "what runs cohorts", []owned{
 		{"orchestrator", "plans decoded and validated, registration, the runner (scheduling, attempts, resume, reruns)"},
 		{"orchestrator/agent", "the built-in tool-calling loop of one attempt, and its measurements"},
+		{"orchestrator/proxy", "the recording proxy of agent-command arms: the agent's model calls made, recorded and budgeted as the built-in loop does"},
 		{"orchestrator/demo", "'evalctl demo': the whole job on embedded defaults"},
 	}},
 	{"cmd", "the binary: flags, building the pieces, printing", []owned{

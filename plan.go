@@ -92,6 +92,10 @@ type Arm struct {
 	// cropped or retrieved up to N tokens); a case with a corpus gets the
 	// whole of it when the arm names no strategy.
 	Context *ContextStrategy `json:"context,omitempty" yaml:"context"`
+	// Agent runs an agent command (an agent CLI in the attempt's sandbox,
+	// reaching the model only through evalctl's recording proxy) instead
+	// of the built-in tool loop; absent means the built-in loop.
+	Agent *AgentCommand `json:"agent,omitempty" yaml:"agent"`
 }
 
 // Endpoint is where an arm's model is served.

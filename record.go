@@ -83,6 +83,10 @@ const (
 	TermModelError          Termination = "model_error"
 	TermServerError         Termination = "server_error"
 	TermSandboxError        Termination = "sandbox_error"
+	// TermAgentExited: an agent command ended without handing over (its
+	// last response asked for tools, or it exited with a failure status)
+	// and no budget or model failure explains it.
+	TermAgentExited Termination = "agent_exited"
 )
 
 // SuiteRef names the suite an attempt ran under.
@@ -160,6 +164,10 @@ type Attempt struct {
 	// ServerCounters are the endpoint's own /metrics counters moved during
 	// the attempt; null when the endpoint serves none.
 	ServerCounters *CounterDelta `json:"server_counters,omitempty"`
+	// Agent is what an agent-command arm's attempt records of the agent
+	// (identity, configuration files, exit codes, its own usage claims);
+	// absent for the built-in loop.
+	Agent *AgentRecord `json:"agent,omitempty"`
 }
 
 // InputRecord is the corpus part of a long-context case's first prompt:

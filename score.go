@@ -12,8 +12,10 @@ package evalctl
 //
 // A completed attempt whose arm_unchanged is unknown (null) is not scored
 // either: functional needs it, so its outcome is unknown, never false.
+// An agent command's configuration files count as part of the arm: changed
+// at the end, the attempt is not functional; unknown, it is not scored.
 func Score(a *Attempt, grades []*Grade) *Outcome {
-	if a.State != Completed || a.ArmUnchanged == nil {
+	if a.State != Completed || a.ArmUnchanged == nil || a.Agent != nil && a.Agent.ConfigUnchanged == nil {
 		return nil
 	}
 	o := &Outcome{}
@@ -29,7 +31,7 @@ func Score(a *Attempt, grades []*Grade) *Outcome {
 		allSolved = allSolved && g.Solved
 	}
 	final := len(grades) > 0 && grades[len(grades)-1] != nil && grades[len(grades)-1].Solved
-	armOK := *a.ArmUnchanged
+	armOK := *a.ArmUnchanged && (a.Agent == nil || *a.Agent.ConfigUnchanged)
 	o.Functional = allSolved && final && armOK
 	o.Delivered = o.Functional && len(a.Turns) == a.ExpectedTurns
 	for _, t := range a.Turns {

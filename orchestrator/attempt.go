@@ -14,6 +14,7 @@ import (
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/orchestrator/agent"
 	"github.com/evalctl/evalctl/orchestrator/model"
+	"github.com/evalctl/evalctl/orchestrator/proxy"
 	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
@@ -105,6 +106,9 @@ func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, p
 		return err
 	}
 	r.store.Log(runstore.Event{Kind: evalctl.StateEvent(a.State), Attempt: a.ID, Detail: a.Error})
+	if errors.Is(out.infra, ErrAgentChanged) {
+		return out.infra
+	}
 	var grades []*evalctl.Grade
 	if a.State == evalctl.Completed {
 		grades = out.grades
@@ -179,12 +183,7 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		return attemptOutcome{infra: err}
 	}
 	defer tf.Close()
-	stream := streams(arm)
-	loop, err := agent.New(agent.Config{
-		Model: client, ModelName: arm.Endpoint.Model, Params: armParams(arm, a.Seed), NoStream: !stream,
-		Sandbox: box, Transcript: io.MultiWriter(tf, r.prog.transcriptTap(a)), CommandTimeout: seconds(*arm.Budgets.CommandTimeoutSeconds),
-		Budgets: agent.Budgets{WallTime: seconds(*arm.Budgets.WallSeconds), GeneratedTokens: *arm.Budgets.GeneratedTokens, ToolCalls: *arm.Budgets.ToolCalls},
-	})
+	loop, cmdAgent, err := r.agentFor(ctx, arm, a, client, box, io.MultiWriter(tf, r.prog.transcriptTap(a)))
 	if err != nil {
 		return attemptOutcome{infra: err}
 	}
@@ -250,6 +249,9 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 	}
 	done()
 	a.ArmUnchanged = r.armUnchanged(a)
+	if cmdAgent != nil {
+		a.Agent = cmdAgent.finish(ctx)
+	}
 	// The agent is done with its container: remove it, so that the next
 	// attempt's container is started while this one is graded.
 	release()
@@ -269,6 +271,48 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		out.grades = append(out.grades, g)
 	}
 	return out
+}
+
+// agentFor builds the attempt's agent: the built-in loop, or the arm's
+// agent command behind its recording proxy (cmd non-nil).
+func (r *runner) agentFor(ctx context.Context, arm *Arm, a *evalctl.Attempt, client *model.Client, box *sandbox.Container, tr io.Writer) (phaseRunner, *commandAgent, error) {
+	b := agent.Budgets{WallTime: seconds(*arm.Budgets.WallSeconds), GeneratedTokens: *arm.Budgets.GeneratedTokens, ToolCalls: *arm.Budgets.ToolCalls}
+	if arm.Agent == nil {
+		loop, err := agent.New(agent.Config{
+			Model: client, ModelName: arm.Endpoint.Model, Params: armParams(arm, a.Seed), NoStream: !streams(arm),
+			Sandbox: box, Transcript: tr, CommandTimeout: seconds(*arm.Budgets.CommandTimeoutSeconds), Budgets: b,
+		})
+		return loop, nil, err
+	}
+	c, err := startCommandAgent(ctx, arm, box, proxy.Config{Model: client, ModelName: arm.Endpoint.Model, Params: armParams(arm, a.Seed), NoStream: !streams(arm), Budgets: b, Transcript: tr})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.agentIdentity(arm, c.rec); err != nil {
+		c.close()
+		return nil, nil, err
+	}
+	return c, c, nil
+}
+
+// agentIdentity holds an arm's agent program to the one its first
+// attempt of the run ran: a change stops the run.
+func (r *runner) agentIdentity(arm *Arm, rec *evalctl.AgentRecord) error {
+	r.agentMu.Lock()
+	defer r.agentMu.Unlock()
+	id := rec.BinarySHA256 + " " + rec.Version
+	if r.agentIDs == nil {
+		r.agentIDs = map[string]string{}
+	}
+	was, ok := r.agentIDs[arm.Name]
+	if !ok {
+		r.agentIDs[arm.Name] = id
+		return nil
+	}
+	if was != id {
+		return fmt.Errorf("%w: arm %s ran %q, now %q: rebuild the image the run started with, or register a new arm", ErrAgentChanged, arm.Name, was, id)
+	}
+	return nil
 }
 
 // infraFailure is the runner's side of the one classification rule

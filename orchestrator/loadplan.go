@@ -463,6 +463,11 @@ func resolve(p *Plan, armFields []string, c *planCheck) {
 		arm := &p.Arms[i]
 		field := armFields[i]
 		arm.Budgets = fillBudgets(arm.Budgets, DefaultBudgets())
+		if arm.Agent != nil {
+			if err := yamlcheck.FillDefaults(arm.Agent); err != nil {
+				panic(err) // see TestPlanDefaults
+			}
+		}
 		for _, e := range armErrors(*arm) {
 			c.bad(field+"."+e.field, "%s", e.msg)
 		}
@@ -588,6 +593,13 @@ func armErrors(a Arm) []armErr {
 		if err := a.Context.Validate(); err != nil {
 			add(true, "context", err.Error())
 		}
+	}
+	if a.Agent != nil {
+		if err := a.Agent.Validate(); err != nil {
+			field, msg, _ := strings.Cut(err.Error(), ": ")
+			add(true, "agent."+field, msg)
+		}
+		add(a.Context != nil, "agent", "an agent command reads the case prompt itself; a context strategy is for the built-in loop only")
 	}
 	add(a.Endpoint.BaseURL != "" && !strings.HasPrefix(a.Endpoint.BaseURL, "http://") && !strings.HasPrefix(a.Endpoint.BaseURL, "https://"),
 		"endpoint.base_url", fmt.Sprintf("%q is not an http(s) URL", a.Endpoint.BaseURL))

@@ -144,7 +144,7 @@ func TestPlanDefaults(t *testing.T) {
 	}
 	write("p.yaml", "name: p\ncommand: [x, '{{ctx_size}}']\nctx_size: 1024\n")
 	write("in.txt", "x")
-	plan, _, err := LoadPlan(write("plan.yaml", "suite: "+suite+"\nrepeats: [{label: r, seed: 1}]\nsandbox_hosts: [{name: local}]\narms: [{name: a, endpoint: {base_url: \"http://127.0.0.1:1\", model: m}}]\n"))
+	plan, _, err := LoadPlan(write("plan.yaml", "suite: "+suite+"\nrepeats: [{label: r, seed: 1}]\nsandbox_hosts: [{name: local}]\narms: [{name: a, endpoint: {base_url: \"http://127.0.0.1:1\", model: m}}, {name: b, endpoint: {base_url: \"http://127.0.0.1:1\", model: m}, agent: {command: [x]}}]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +172,7 @@ func TestPlanDefaults(t *testing.T) {
 		{reflect.TypeOf(Budgets{}), reflect.ValueOf(arm.Budgets)},
 		{reflect.TypeOf(SandboxHost{}), reflect.ValueOf(plan.SandboxHosts[0])},
 		{reflect.TypeOf(Repeat{}), reflect.ValueOf(plan.Repeats[0])},
+		{reflect.TypeOf(evalctl.AgentCommand{}), reflect.ValueOf(*plan.Arms[1].Agent)},
 		{reflect.TypeOf(serving.Profile{}), reflect.ValueOf(*prof)},
 		{reflect.TypeOf(screens.Spec{}), reflect.ValueOf(sc.Spec)},
 	}

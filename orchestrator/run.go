@@ -160,6 +160,10 @@ type runner struct {
 	overlaps overlaps
 	// checked holds the profile-started servers that passed the preflight.
 	checked map[string]string
+	// agentIDs are the agent programs (SHA-256 and version) each
+	// agent-command arm ran first; agentMu guards them.
+	agentMu  sync.Mutex
+	agentIDs map[string]string
 }
 
 // sweep removes whatever containers of this run still exist when the runner
@@ -185,7 +189,7 @@ func (r *runner) execute(ctx context.Context) error {
 	r.prog.record = func(m map[string]string) { r.store.WritePhases(m) }
 	r.prog.start(done, earlierOutcomes(r.store, tasks.Label(r.run.Suite.Name, r.run.Suite.Version), todo))
 	defer r.prog.finish()
-	r.boxes = newBoxes(ctx, r.opts.Engine, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}, len(todo))
+	r.boxes = newBoxes(ctx, r.opts.Engine, agentSpec(r.plan, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}), len(todo))
 	defer r.boxes.close()
 	// Concurrency slots per device label: arms without a label share one,
 	// so by default the whole run has at most Concurrency attempts in

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,7 +74,16 @@ type Spec struct {
 	// Near names the machine a pool of engines (Hosts) places the
 	// container on when it can (an agent's endpoint's machine).
 	Near string
+	// ProxySocket mounts a host directory private to the container at
+	// ProxyMount, for a recording proxy's Unix socket (Container.ProxySocket):
+	// with no network, it is the container's only way out. Only an engine
+	// on this machine (a unix:// socket) can mount it.
+	ProxySocket bool
 }
+
+// ProxyMount is where Spec.ProxySocket's directory appears in the
+// container; the socket in it is ProxyMount + "/proxy.sock".
+const ProxyMount = "/run/evalctl"
 
 // Container is a started sandbox container. Its methods are safe for
 // concurrent use.
@@ -96,6 +107,18 @@ type Container struct {
 	// release gives the container's place back to its pool (nil for a
 	// container started on an engine directly); Remove calls it once.
 	release func()
+	// proxyDir is the host directory of Spec.ProxySocket ("" without).
+	proxyDir string
+}
+
+// ProxySocket is the host path of the Unix socket a recording proxy
+// listens on to be reached from inside the container at ProxyMount +
+// "/proxy.sock"; "" for a container started without Spec.ProxySocket.
+func (c *Container) ProxySocket() string {
+	if c.proxyDir == "" {
+		return ""
+	}
+	return filepath.Join(c.proxyDir, "proxy.sock")
 }
 
 // userRunner is one user's command runner; mu holds it to one request at a
@@ -198,16 +221,21 @@ func (e *Engine) Start(ctx context.Context, spec Spec) (*Container, error) {
 			PidsLimit:  &pids,
 		},
 	}
+	proxyDir, err := e.proxyMount(spec, host)
+	if err != nil {
+		return nil, err
+	}
 	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	created, err := e.cli.ContainerCreate(cctx, cfg, host, nil, nil, "")
 	if err != nil {
+		os.RemoveAll(proxyDir)
 		if client.IsErrNotFound(err) {
 			return nil, fmt.Errorf("create %s container: image %q not found: build it with 'evalctl image build': %w", spec.Role, spec.Image, err)
 		}
 		return nil, fmt.Errorf("create %s container: %w", spec.Role, err)
 	}
-	c := &Container{ID: created.ID, engine: e}
+	c := &Container{ID: created.ID, engine: e, proxyDir: proxyDir}
 	if err := e.cli.ContainerStart(cctx, created.ID, container.StartOptions{}); err != nil {
 		c.Remove(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("start %s container: %w", spec.Role, err)
@@ -266,7 +294,31 @@ func (c *Container) Remove(ctx context.Context) error {
 	if release != nil {
 		release()
 	}
+	if c.proxyDir != "" {
+		os.RemoveAll(c.proxyDir)
+	}
 	return c.removeErr
+}
+
+// proxyMount adds spec's proxy socket directory to host: a fresh host
+// directory, searchable by the container's users (its socket is made
+// writable by whoever listens on it).
+func (e *Engine) proxyMount(spec Spec, host *container.HostConfig) (string, error) {
+	if !spec.ProxySocket {
+		return "", nil
+	}
+	if !strings.HasPrefix(e.cli.DaemonHost(), "unix://") {
+		return "", fmt.Errorf("engine %s is not on this machine (%s): an agent command's proxy socket can be mounted only by the local engine", e.name, e.cli.DaemonHost())
+	}
+	dir, err := os.MkdirTemp("", "evalctl-proxy-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
+		return "", fmt.Errorf("proxy socket directory: %w", err)
+	}
+	host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeBind, Source: dir, Target: ProxyMount})
+	return dir, nil
 }
 
 // DefaultMaxOutput caps each captured stream of a command.

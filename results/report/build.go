@@ -57,6 +57,7 @@ func Build(in *Input, opts Options) (*Report, error) {
 	rep.Notes = append(rep.Notes, progressNotes(rep)...)
 	rep.Notes = append(rep.Notes, countNotes(in)...)
 	rep.Notes = append(rep.Notes, counterNotes(in)...)
+	rep.Notes = append(rep.Notes, agentNotes(in.Rows)...)
 	rep.Notes = append(rep.Notes, timingNotes(rep)...)
 	rep.Notes = append(rep.Notes, overlapNotes(rep)...)
 	rep.Notes = append(rep.Notes, idleNotes(rep)...)

@@ -240,6 +240,7 @@ func NewRow(a *evalctl.Attempt, suiteID string, grades []*evalctl.Grade) Row {
 		t := string(a.Turns[n-1].Termination)
 		r.Termination = &t
 	}
+	r.AgentReportedTokens = agentClaim(a.Agent)
 	if m := a.Measurements; m != nil {
 		task := m.TaskSeconds
 		calls, errs := m.ToolCalls, m.ToolErrors

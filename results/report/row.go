@@ -115,6 +115,11 @@ type Row struct {
 	// matched it ("match", "mismatch") or the window was shared.
 	ServerGeneratedTokens *int64  `json:"server_generated_tokens,omitempty"`
 	CounterCheck          *string `json:"counter_check,omitempty"`
+	// AgentReportedTokens is what an agent command claimed it generated
+	// (its own usage report, summed over phases); absent for the built-in
+	// loop and for an agent that did not report in every phase. Only the
+	// server's count is a measurement: this is shown beside it.
+	AgentReportedTokens *int64 `json:"agent_reported_tokens,omitempty"`
 	// OverlappedAttempts counts the attempts that were in flight on the
 	// same device while this one ran (its speed figures may be
 	// contaminated when it is not 0); null when the record does not say

@@ -1,0 +1,64 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/evalctl/evalctl"
+)
+
+// agentClaim sums an agent command's own completion-token claims over its
+// phases; nil when it is no agent command or some phase reported none.
+func agentClaim(rec *evalctl.AgentRecord) *int64 {
+	if rec == nil || len(rec.Phases) == 0 {
+		return nil
+	}
+	var n int64
+	for _, p := range rec.Phases {
+		if p.ReportedCompletionTokens == nil {
+			return nil
+		}
+		n += *p.ReportedCompletionTokens
+	}
+	return &n
+}
+
+// agentNotes set, per arm, what agent commands claimed they generated
+// beside what the server counted, over the attempts that have both: the
+// divergence is the agent's error, never a correction of the figures.
+func agentNotes(rows []Row) []string {
+	type sums struct {
+		n              int
+		claim, counted int64
+	}
+	by := map[string]*sums{}
+	for i := range rows {
+		r := &rows[i]
+		if r.Status == Unscored || r.AgentReportedTokens == nil || r.NativeOutputTokens == nil {
+			continue
+		}
+		s := by[r.Arm]
+		if s == nil {
+			s = &sums{}
+			by[r.Arm] = s
+		}
+		s.n++
+		s.claim += *r.AgentReportedTokens
+		s.counted += *r.NativeOutputTokens
+	}
+	arms := make([]string, 0, len(by))
+	for a := range by {
+		arms = append(arms, a)
+	}
+	sort.Strings(arms)
+	var out []string
+	for _, a := range arms {
+		s := by[a]
+		div := "n/a: the server counted none"
+		if s.counted > 0 {
+			div = fmt.Sprintf("%+.1f%%", 100*float64(s.claim-s.counted)/float64(s.counted))
+		}
+		out = append(out, fmt.Sprintf("agent-reported usage, arm %s: the agent claimed %d generated tokens, the server counted %d (divergence %s) over %d attempt(s); every figure of the report is the server's", a, s.claim, s.counted, div, s.n))
+	}
+	return out
+}
