@@ -211,4 +211,6 @@ func optF(v *float64, prec int) string {
 
 func pct(v float64) string { return trimF(100*v) + "%" }
 
-func trimF(v float64) string { return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".") }
+func trimF(v float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".")
+}
