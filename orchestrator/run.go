@@ -153,6 +153,9 @@ type runner struct {
 	overlaps overlaps
 	// checked holds the profile-started servers that passed the preflight.
 	checked map[string]string
+	// ruleOff is set when the stop rule stopped this run before: a resume
+	// runs the rest of the plan.
+	ruleOff bool
 }
 
 // sweep removes whatever containers of this run still exist when the runner
@@ -173,6 +176,9 @@ func (r *runner) execute(ctx context.Context) error {
 	if len(todo) == 0 {
 		fmt.Fprintf(r.opts.Progress, "nothing left to do: every one of the %d planned attempts has ended%s\n", done, r.infraHint())
 		return r.incomplete()
+	}
+	if events, err := r.store.Events(); err == nil {
+		r.ruleOff = ruleStoppedBefore(events)
 	}
 	r.prog.setArms(r.plan, todo)
 	r.prog.record = func(m map[string]string) { r.store.WritePhases(m) }
@@ -215,6 +221,12 @@ func (r *runner) execute(ctx context.Context) error {
 		if why := r.guard(ctx); why != "" {
 			r.store.Log(runstore.Event{Kind: evalctl.EventGuard, Detail: why})
 			record(fmt.Errorf("%w: %s; resume with '%s'", ErrGuard, why, r.resumeCommand()))
+			break
+		}
+		if why := r.stopRule(); why != "" {
+			r.store.Log(runstore.Event{Kind: evalctl.EventStopRule, Detail: why})
+			record(fmt.Errorf("%w: %s; outcomes are not settled by this rule ('evalctl report %s' says what is); the rest of the plan runs with '%s'",
+				ErrStoppedByRule, why, r.store.Dir, r.resumeCommand()))
 			break
 		}
 		if err := r.eventLogStop(); err != nil {
