@@ -162,7 +162,7 @@ func (a *Answer) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "  spread of per-pair log ratios: %s%s\n", optF(a.Figures.LogRatioSD, 4), overPairs(a.Figures.SpeedPairs))
 	writeNeed(&b, a.Speed, "looked at once")
 	if a.Speed.SequentialPairs != nil {
-		fmt.Fprintf(&b, "  with a stop rule (checked after every pair): about %d pairs, %s GPU hours\n",
+		fmt.Fprintf(&b, "  with a stop rule checked after every pair, to this width alone: about %d pairs, %s GPU hours\n",
 			*a.Speed.SequentialPairs, optF(a.Speed.SequentialGPUHours, 2))
 	}
 	fmt.Fprintf(&b, "\nOutcome: a %s-point difference in functional rate with %s power (McNemar, 5%%)\n",
