@@ -49,10 +49,6 @@ func Build(in *Input, opts Options) (*Report, error) {
 		rep.Notes = append(rep.Notes, cmp.Functional.Words, cmp.Delivered.Words, cmp.DecodeTPSRatio.Words)
 	}
 	addSpeedIntervals(rep, byArm, cases)
-	if in.Stop != nil {
-		rep.Stop = stopReport(in.Stop, byArm)
-		rep.Notes = append(rep.Notes, rep.Stop.SpeedWords, rep.Stop.FunctionalWords)
-	}
 	if len(in.Sweeps) > 0 {
 		rep.Sweeps = sweepReports(rep, in.Sweeps)
 	}

@@ -33,6 +33,23 @@ type StopReport struct {
 	FunctionalWords string     `json:"functional_words"`
 }
 
+// addStopReport adds what a run's stop rule settled to the report the
+// report command prints (exports leave it out: their checker recomputes
+// every figure of aggregates.json, and the rule's reading is the report's
+// words on them, not a figure of its own).
+func addStopReport(rep *Report, in *Input) {
+	if in.Stop == nil {
+		return
+	}
+	g := groupRows(in.Rows)
+	rep.Stop = stopReport(in.Stop, g.byArm)
+	state := "the stop rule did not stop the run"
+	if rep.Stop.StoppedByRule {
+		state = "stopped by rule (resumable: 'evalctl run --resume' runs the rest of the plan)"
+	}
+	rep.Notes = append(rep.Notes, state, rep.Stop.SpeedWords, rep.Stop.FunctionalWords)
+}
+
 // StopInput is a run's stop rule as its plan registered it, and whether
 // the rule stopped the run.
 type StopInput struct {

@@ -58,3 +58,19 @@ func TestStopReportSaysWhatIsSettled(t *testing.T) {
 		t.Errorf("need %+v: %s", sr.FunctionalNeed, sr.FunctionalWords)
 	}
 }
+
+func TestAddStopReportNotes(t *testing.T) {
+	in := &Input{Stop: &StopInput{Rule: evalctl.StopRule{Baseline: "a", Candidate: "b", HalfWidth: 0.03, MinPairs: 4, Mixing: 2}, StoppedByRule: true}}
+	for i := 0; i < 3; i++ {
+		c := fmt.Sprintf("c%d", i)
+		in.Rows = append(in.Rows, *pilotRow("a", c, true, 1000, 10), *pilotRow("b", c, true, 1000, 9))
+	}
+	rep := &Report{}
+	addStopReport(rep, in)
+	words := strings.Join(rep.Notes, "\n")
+	if rep.Stop == nil || !strings.Contains(words, "stopped by rule (resumable") || !strings.Contains(words, "not yet bounded; not settled") ||
+		!strings.Contains(words, "how many pairs a 5-point difference would need is unknown: pilot too small") {
+		t.Errorf("notes:\n%s", words)
+	}
+	addStopReport(&Report{}, &Input{}) // no rule: nothing to add, no panic
+}

@@ -254,9 +254,6 @@ func protocolRunInput(in *Input, i int, pr *ProtocolRun, suite string) *Differen
 		return &Difference{ProtocolJSON, at("plan_file"), "a plan", err.Error()}
 	}
 	in.Sweeps = append(in.Sweeps, sweeps...)
-	if err := addStop(in, []byte(pr.PlanFile), pr.Timeline); err != nil {
-		return &Difference{ProtocolJSON, at("plan_file"), "a plan", err.Error()}
-	}
 	return nil
 }
 
