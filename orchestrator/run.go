@@ -156,6 +156,9 @@ type runner struct {
 	// ruleOff is set when the stop rule stopped this run before: a resume
 	// runs the rest of the plan.
 	ruleOff bool
+	// speeds are the measured attempts the stop rule reads (nil without
+	// a rule).
+	speeds *speedLog
 }
 
 // sweep removes whatever containers of this run still exist when the runner
@@ -179,6 +182,13 @@ func (r *runner) execute(ctx context.Context) error {
 	}
 	if events, err := r.store.Events(); err == nil {
 		r.ruleOff = ruleStoppedBefore(events)
+	}
+	if r.plan.Stop != nil {
+		all, err := r.store.Attempts()
+		if err != nil {
+			return err
+		}
+		r.speeds = newSpeedLog(all)
 	}
 	r.prog.setArms(r.plan, todo)
 	r.prog.record = func(m map[string]string) { r.store.WritePhases(m) }
@@ -223,12 +233,6 @@ func (r *runner) execute(ctx context.Context) error {
 			record(fmt.Errorf("%w: %s; resume with '%s'", ErrGuard, why, r.resumeCommand()))
 			break
 		}
-		if why := r.stopRule(); why != "" {
-			r.store.Log(runstore.Event{Kind: evalctl.EventStopRule, Detail: why})
-			record(fmt.Errorf("%w: %s; outcomes are not settled by this rule ('evalctl report %s' says what is); the rest of the plan runs with '%s'",
-				ErrStoppedByRule, why, r.store.Dir, r.resumeCommand()))
-			break
-		}
 		if err := r.eventLogStop(); err != nil {
 			record(err)
 			break
@@ -256,6 +260,17 @@ func (r *runner) execute(ctx context.Context) error {
 			// for its turn.
 			devs.release(key)
 			prep.discard()
+			break
+		}
+		// The stop rule reads the pairs measured so far, the attempt
+		// before this one's included (its slot is free, so its model part
+		// ended).
+		if why := r.stopRule(); why != "" {
+			devs.release(key)
+			prep.discard()
+			r.store.Log(runstore.Event{Kind: evalctl.EventStopRule, Detail: why})
+			record(fmt.Errorf("%w: %s; outcomes are not settled by this rule ('evalctl report %s' says what is); the rest of the plan runs with '%s'",
+				ErrStoppedByRule, why, r.store.Dir, r.resumeCommand()))
 			break
 		}
 		wg.Add(1)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/internal/yamlcheck"
@@ -112,19 +113,73 @@ func StopWords(rule *StopRule, st power.State) string {
 		rule.Candidate, rule.Baseline, *st.Ratio, *st.Low, *st.High, st.Pairs, why)
 }
 
+// speedLog holds the measured attempts the stop rule reads: those of
+// earlier sessions that completed, and this session's from the moment
+// their model part ended (their grading, which the rule does not need,
+// may still run); an attempt that then ends otherwise than completed is
+// dropped.
+type speedLog struct {
+	mu    sync.Mutex
+	order []string
+	byID  map[string]*evalctl.Attempt
+}
+
+func newSpeedLog(attempts []*evalctl.Attempt) *speedLog {
+	l := &speedLog{byID: map[string]*evalctl.Attempt{}}
+	for _, a := range attempts {
+		if a.State == evalctl.Completed {
+			l.add(a)
+		}
+	}
+	return l
+}
+
+// add records the attempt's measured speed (a copy: the attempt goes on).
+func (l *speedLog) add(a *evalctl.Attempt) {
+	if l == nil || a.Measurements == nil {
+		return
+	}
+	m := *a.Measurements
+	c := &evalctl.Attempt{ID: a.ID, Arm: a.Arm, Case: a.Case, Repeat: a.Repeat, State: evalctl.Completed, Measurements: &m}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byID[a.ID] == nil {
+		l.order = append(l.order, a.ID)
+	}
+	l.byID[a.ID] = c
+}
+
+// drop forgets an attempt that did not complete.
+func (l *speedLog) drop(id string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.byID, id)
+}
+
+func (l *speedLog) attempts() []*evalctl.Attempt {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*evalctl.Attempt
+	for _, id := range l.order {
+		if a := l.byID[id]; a != nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // stopRule returns why the plan's stop rule stops the run before the next
 // attempt, or "". The rule is off in a run it stopped once: resuming that
 // run runs the rest of the plan.
 func (r *runner) stopRule() string {
 	rule := r.plan.Stop
-	if rule == nil || r.ruleOff {
+	if rule == nil || r.ruleOff || r.speeds == nil {
 		return ""
 	}
-	attempts, err := r.store.Attempts()
-	if err != nil {
-		return ""
-	}
-	st := stopState(rule, attempts)
+	st := stopState(rule, r.speeds.attempts())
 	if !st.Met {
 		return ""
 	}
