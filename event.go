@@ -42,6 +42,10 @@ const (
 	EventRest EventKind = "rest"
 	// EventGuard is a guard that stopped the run: detail says which.
 	EventGuard EventKind = "guard"
+	// EventStopRule is the plan's stop rule stopping the run (the speed
+	// ratio settled): detail says what the interval read. A resume runs
+	// the rest of the plan.
+	EventStopRule EventKind = "stop_rule"
 	// EventEndpointFailing is the circuit breaker stopping the run after
 	// consecutive infrastructure failures on one endpoint.
 	EventEndpointFailing EventKind = "endpoint_failing"

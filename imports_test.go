@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 
 	// orchestrator: runs cohorts and screens, talks to model servers.
 	"orchestrator/demo": {"", "orchestrator", "results/report", "orchestrator/scripted", "sandbox", "tasks"},
-	"orchestrator": {"", "grader", "orchestrator/agent", "orchestrator/longctx", "orchestrator/model", "orchestrator/proxy",
+	"orchestrator": {"", "grader", "orchestrator/agent", "results/power", "orchestrator/longctx", "orchestrator/model", "orchestrator/proxy",
 		"results/report", "results/runstore", "orchestrator/serving", "orchestrator/telemetry",
 		"orchestrator/transcript", "sandbox", "tasks", "internal/yamlcheck"},
 	"orchestrator/screen": {"", "orchestrator/model", "results/runstore", "orchestrator/serving",
@@ -54,7 +54,8 @@ var allowed = map[string][]string{
 	"results/view":       {"", "results/inspect", "results/report", "results/runstore"},
 	"results/summary":    {"", "results/report", "results/runstore", "orchestrator/screen", "tasks"},
 	"results/inspect":    {"", "results/runstore", "orchestrator/transcript", "tasks"},
-	"results/report":     {"", "results/runstore", "tasks"},
+	"results/report":     {"", "results/power", "results/runstore", "tasks"},
+	"results/power":      {},
 	"results/reporttest": {"", "results/runstore", "tasks"},
 	"results/runstore":   {"", "tasks", "internal/yamlcheck"},
 
@@ -113,6 +114,7 @@ var layers = []layer{
 		{"grader", "grading an answer snapshot in a fresh sandbox: check groups, protected files, test ids"},
 		{"grader/controls", "negative controls, the fixture gate, and the grading half of 'cases import'"},
 		{"grader/regrade", "regrading stored answers under another suite version, and fixture diagnoses"},
+		{"results/power", "sample sizes for a paired cohort (speed ratio, pass-rate difference), their GPU hours, and the anytime-valid confidence sequence a stop rule reads"},
 		{"results/report", "pooling attempts per arm, comparisons and their statistics, exports and their verification, the HTML report"},
 		{"results/reporttest", "synthetic run directories for the report's tests and benchmarks"},
 		{"results/inspect", "one attempt read back for a person: record, conversation, grades, diff"},

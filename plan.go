@@ -44,6 +44,45 @@ type Plan struct {
 	// Rerun records, for a diagnostic rerun, the original attempt, the arm
 	// diff and the label (see RerunPlan).
 	Rerun *RerunRecord `json:"rerun,omitempty"`
+	// Stop is the opt-in sequential stop rule (nil: the run runs every
+	// slot). It is part of plan.json, so of the plan hash.
+	Stop *StopRule `json:"stop,omitempty"`
+}
+
+// StopMethod names the interval a stop rule reads: an anytime-valid
+// confidence sequence for the mean per-pair log decode-TPS ratio (the
+// scale-invariant normal mixture; results/power/sequence.go).
+const StopMethod = "t-mixture confidence sequence, 95%"
+
+// StopRule stops a run cleanly once the candidate's decode-TPS ratio over
+// the baseline is settled: after every complete pair (a case and repeat
+// label measured in both arms), an anytime-valid 95% confidence sequence
+// for the ratio is read, and the run stops when it is narrow enough, or
+// (by default) when it excludes 1. Outcomes are never settled by this
+// rule; a stopped run resumes to the full plan.
+type StopRule struct {
+	// Baseline names the arm the candidate is compared with (default, in
+	// a plan of two arms: the first).
+	Baseline string `json:"baseline" yaml:"baseline"`
+	// Candidate names the arm compared (default, in a plan of two arms:
+	// the second).
+	Candidate string `json:"candidate" yaml:"candidate"`
+	// HalfWidth is the target: the interval reaches at most this fraction
+	// above the estimated ratio (0.03: ±3%) (required).
+	HalfWidth float64 `json:"half_width" yaml:"half_width" range:"0,1"`
+	// MinPairs is the fewest complete pairs before the rule may stop the
+	// run.
+	MinPairs int `json:"min_pairs" yaml:"min_pairs" range:"2," default:"4"`
+	// ExcludesOne also stops the run when the interval lies wholly above
+	// or below a ratio of 1 (the speed difference is settled, if not its
+	// size to the target).
+	ExcludesOne *bool `json:"excludes_one" yaml:"excludes_one" default:"true"`
+	// Mixing is the confidence sequence's mixing scale: the prior variance
+	// of the standardised effect it averages over; fixed before the run,
+	// as the interval's validity needs.
+	Mixing float64 `json:"mixing" yaml:"mixing" range:"0.01,100" default:"2"`
+	// Method names the interval (StopMethod); filled in, not written.
+	Method string `json:"method" yaml:"-"`
 }
 
 // Repeat maps a repeat label to its seed: the same label means the same seed

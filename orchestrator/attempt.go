@@ -62,6 +62,9 @@ func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, p
 			a.EndpointReleasedAt = &at
 			ov := r.overlaps.end(device, a.ID)
 			a.OverlappedAttempts = &ov
+			if freeSlot {
+				r.speeds.add(a) // the model part ended well: its speed is known
+			}
 			if freeSlot && !r.opts.knobs.HoldEndpointWhileGrading {
 				free()
 			}
@@ -101,6 +104,9 @@ func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, p
 		a.Measurements = nil
 	default:
 		a.State = evalctl.Completed
+	}
+	if a.State != evalctl.Completed {
+		r.speeds.drop(a.ID)
 	}
 	if err := r.store.WriteAttempt(a); err != nil {
 		return err

@@ -49,6 +49,9 @@ type planYAML struct {
 	SandboxHosts []SandboxHost `yaml:"sandbox_hosts"`
 	// Defaults holds budgets for arms that leave them unset.
 	Defaults *armDefault `yaml:"defaults"`
+	// Stop is an opt-in sequential stop rule on the speed ratio of two
+	// arms, checked after every complete pair (see docs/power.md).
+	Stop *StopRule `yaml:"stop"`
 }
 
 // armRef is an inline arm or a reference to an arm file.
@@ -245,7 +248,7 @@ func loadPlan(file string) (*Plan, *tasks.Suite, []PlanWarning, error) {
 	c := newPlanCheck(file, doc)
 	c.add("", err)
 	base := filepath.Dir(file)
-	p := &Plan{Name: py.Name, RestSeconds: py.RestSeconds, Concurrency: py.Concurrency, Guards: py.Guards, Order: py.Order}
+	p := &Plan{Name: py.Name, RestSeconds: py.RestSeconds, Concurrency: py.Concurrency, Guards: py.Guards, Order: py.Order, Stop: py.Stop}
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
@@ -498,6 +501,7 @@ func resolve(p *Plan, armFields []string, c *planCheck) {
 	if p.Guards.MaxTemperatureC < 0 {
 		c.bad("guards.max_temperature_c", "must not be negative")
 	}
+	checkStop(p, c)
 	if len(c.errs) == 0 {
 		p.Slots = realise(p)
 	}

@@ -33,6 +33,7 @@ type (
 	SweepPoint  = evalctl.SweepPoint
 	RerunRecord = evalctl.RerunRecord
 	ArmChange   = evalctl.ArmChange
+	StopRule    = evalctl.StopRule
 )
 
 // Defaults of a plan's unset fields that apply where the value is used (an

@@ -148,6 +148,11 @@ func TestPlanDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopped, _, err := LoadPlan(write("stop.yaml", "suite: "+suite+"\nrepeats: [{label: r, seed: 1}]\nstop: {half_width: 0.03}\narms:\n"+
+		"  - {name: a, endpoint: {base_url: \"http://127.0.0.1:1\", model: m}}\n  - {name: b, endpoint: {base_url: \"http://127.0.0.1:1\", model: m}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	prof, err := serving.LoadProfile(filepath.Join(dir, "p.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +178,7 @@ func TestPlanDefaults(t *testing.T) {
 		{reflect.TypeOf(SandboxHost{}), reflect.ValueOf(plan.SandboxHosts[0])},
 		{reflect.TypeOf(Repeat{}), reflect.ValueOf(plan.Repeats[0])},
 		{reflect.TypeOf(evalctl.AgentCommand{}), reflect.ValueOf(*plan.Arms[1].Agent)},
+		{reflect.TypeOf(StopRule{}), reflect.ValueOf(*stopped.Stop)},
 		{reflect.TypeOf(serving.Profile{}), reflect.ValueOf(*prof)},
 		{reflect.TypeOf(screens.Spec{}), reflect.ValueOf(sc.Spec)},
 	}

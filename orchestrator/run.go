@@ -164,6 +164,12 @@ type runner struct {
 	// agent-command arm ran first; agentMu guards them.
 	agentMu  sync.Mutex
 	agentIDs map[string]string
+	// ruleOff is set when the stop rule stopped this run before: a resume
+	// runs the rest of the plan.
+	ruleOff bool
+	// speeds are the measured attempts the stop rule reads (nil without
+	// a rule).
+	speeds *speedLog
 }
 
 // sweep removes whatever containers of this run still exist when the runner
@@ -184,6 +190,16 @@ func (r *runner) execute(ctx context.Context) error {
 	if len(todo) == 0 {
 		fmt.Fprintf(r.opts.Progress, "nothing left to do: every one of the %d planned attempts has ended%s\n", done, r.infraHint())
 		return r.incomplete()
+	}
+	if events, err := r.store.Events(); err == nil {
+		r.ruleOff = ruleStoppedBefore(events)
+	}
+	if r.plan.Stop != nil {
+		all, err := r.store.Attempts()
+		if err != nil {
+			return err
+		}
+		r.speeds = newSpeedLog(all)
 	}
 	r.prog.setArms(r.plan, todo)
 	r.prog.record = func(m map[string]string) { r.store.WritePhases(m) }
@@ -255,6 +271,17 @@ func (r *runner) execute(ctx context.Context) error {
 			// for its turn.
 			devs.release(key)
 			prep.discard()
+			break
+		}
+		// The stop rule reads the pairs measured so far, the attempt
+		// before this one's included (its slot is free, so its model part
+		// ended).
+		if why := r.stopRule(); why != "" {
+			devs.release(key)
+			prep.discard()
+			r.store.Log(runstore.Event{Kind: evalctl.EventStopRule, Detail: why})
+			record(fmt.Errorf("%w: %s; outcomes are not settled by this rule ('evalctl report %s' says what is); the rest of the plan runs with '%s'",
+				ErrStoppedByRule, why, r.store.Dir, r.resumeCommand()))
 			break
 		}
 		wg.Add(1)

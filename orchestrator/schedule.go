@@ -20,7 +20,7 @@ var ErrIncomplete = errors.New("run incomplete")
 // can be continued (guard, Ctrl-C, a failing endpoint, attempts left to
 // replace): the command to continue is in the error's text.
 func Resumable(err error) bool {
-	return errors.Is(err, ErrGuard) || errors.Is(err, ErrInterrupted) || errors.Is(err, ErrEndpointFailing) || errors.Is(err, ErrIncomplete)
+	return errors.Is(err, ErrGuard) || errors.Is(err, ErrInterrupted) || errors.Is(err, ErrEndpointFailing) || errors.Is(err, ErrIncomplete) || errors.Is(err, ErrStoppedByRule)
 }
 
 // deviceKey is the scheduling key of an arm without an endpoint pool: its

@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/cmd/evalctl/internal/cli"
@@ -17,6 +20,7 @@ import (
 	"github.com/evalctl/evalctl/orchestrator/screen"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 	"github.com/evalctl/evalctl/results/inspect"
+	"github.com/evalctl/evalctl/results/power"
 	"github.com/evalctl/evalctl/results/report"
 	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/results/summary"
@@ -466,4 +470,78 @@ func casesControls(ctx context.Context, e *cli.Env, args []string) error {
 	}
 	defer done()
 	return gen.GenerateDir(ctx, *dir, pos, o)
+}
+
+func cmdPower(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "power", "power [RUN...] [--baseline ARM] [--candidate ARM] [--half-width 0.02] [--difference 0.05] [--power 0.8] [--format text|json]\n"+
+		"       power --sd 0.04 [--discordance 0.1] [--task-seconds 450[,460]] [--half-width ...] (stated figures, no pilot)\n\n"+
+		"pairs, attempts and GPU hours a paired comparison of two arms needs: the decode TPS ratio to a half-width,\n"+
+		"and a difference in functional rate with a given power, from a pilot run's figures or stated ones")
+	r := report.PowerRequest{Request: power.Request{Mixing: power.DefaultMixing}}
+	r.Options.Bind(fs, "read outcomes under this graded suite version (default: the suite each run ran under)", "the first arm", "the answer")
+	fs.StringVar(&r.Candidate, "candidate", "", "arm compared with the baseline (default: the first other arm)")
+	fs.Float64Var(&r.Request.HalfWidth, "half-width", 0.02, "target half-width of the speed ratio's 95% interval, a fraction (0.02: ±2%)")
+	fs.Float64Var(&r.Request.Difference, "difference", 0.05, "difference in functional rate to detect, a fraction (0.05: 5 points)")
+	fs.Float64Var(&r.Request.Power, "power", 0.8, "probability of detecting that difference")
+	fs.Var(optFloat{&r.Stated.LogRatioSD}, "sd", "stated: standard deviation of per-pair log decode-TPS ratios")
+	fs.Var(optFloat{&r.Stated.Discordance}, "discordance", "stated: share of pairs on which the arms disagree on functional")
+	fs.Var(taskSeconds{&r.Stated}, "task-seconds", "stated: task seconds per attempt, one figure for both arms or BASE,CAND")
+	format := cli.Format(fs, "text")
+	dirs, err := cli.Args(fs, args, 0, -1, "")
+	if err != nil {
+		return err
+	}
+	r.Format = *format
+	if len(dirs) > 0 && (r.Stated.LogRatioSD != nil || r.Stated.Discordance != nil || r.Stated.BaselineTaskSeconds != nil) {
+		return evalctl.Usagef("stated figures (--sd, --discordance, --task-seconds) are for planning without a pilot; give a run or the figures, not both")
+	}
+	if len(dirs) > 0 {
+		if r.Dirs, err = runstore.ResolveAll(runstore.Root(), dirs, true); err != nil {
+			return err
+		}
+	}
+	return cli.Write(e, "")(report.Power(ctx, r))
+}
+
+// optFloat is a float flag that stays null unless given.
+type optFloat struct{ p **float64 }
+
+func (o optFloat) String() string {
+	if o.p == nil || *o.p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(**o.p, 'g', -1, 64)
+}
+
+func (o optFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return errors.New("want a number")
+	}
+	*o.p = &v
+	return nil
+}
+
+// taskSeconds sets both arms' task seconds per attempt: one figure, or
+// BASE,CAND.
+type taskSeconds struct{ f *power.Figures }
+
+func (t taskSeconds) String() string { return "" }
+
+func (t taskSeconds) Set(s string) error {
+	parts := strings.Split(s, ",")
+	if len(parts) > 2 {
+		return errors.New("want one figure or BASE,CAND")
+	}
+	var vs []float64
+	for _, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !(v > 0) {
+			return errors.New("want positive seconds: one figure or BASE,CAND")
+		}
+		vs = append(vs, v)
+	}
+	b, c := vs[0], vs[len(vs)-1]
+	t.f.BaselineTaskSeconds, t.f.CandidateTaskSeconds = &b, &c
+	return nil
 }

@@ -49,6 +49,7 @@ var conventions = []convention{
 	{cmd: []string{"view"}, missing: []string{"nosuchrun"}},
 	{cmd: []string{"report"}, results: []string{"RUN"}, missing: []string{"nosuchrun"}},
 	{cmd: []string{"export"}, missing: []string{"nosuchrun", "--out", "OUT"}},
+	{cmd: []string{"power"}, results: []string{"RUN"}, missing: []string{"nosuchrun"}},
 	{cmd: []string{"verify"}, missing: []string{"/nonexistent/export"}},
 	{cmd: []string{"screen"}, missing: []string{"--spec", "/nonexistent/spec.yaml"}},
 	{cmd: []string{"screen", "resume"}, missing: []string{"nosuchrun"}},

@@ -32,6 +32,7 @@ var commands = map[string]cli.Command{
 	"view":        {Summary: "live web viewer of runs, arms, cases and attempts, on loopback (view [DIR] [--addr])", Run: cmdView},
 	"report":      {Summary: "pool runs per arm with uncertainty (report RUN... [--format text|md|json|csv|html])", Run: cmdReport},
 	"export":      {Summary: "write checkable attempts, aggregates and protocol files (export RUN... --out DIR)", Run: cmdExport},
+	"power":       {Summary: "pairs and GPU hours a paired comparison needs, from a pilot run or stated figures (power [RUN...] [--half-width] [--difference] [--power])", Run: cmdPower},
 	"verify":      {Summary: "recompute an export's aggregates and check its checksums (verify DIR)", Run: cmdVerify},
 	"screen":      {Summary: "throughput screen of server modes (screen --spec FILE | resume RUNDIR | report RUNDIR [--compare A,B])", Run: cmdScreen},
 	"serve-model": {Summary: "run the built-in scripted model server (serve-model [--addr] [--suite DIR])", Run: cmdServeModel},

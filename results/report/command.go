@@ -66,7 +66,11 @@ func buildChecked(ctx context.Context, dirs []string, opts Options) (*Report, er
 	if err != nil {
 		return nil, err
 	}
-	return usageIfUnknownArm(Build(in, opts))
+	rep, err := usageIfUnknownArm(Build(in, opts))
+	if err == nil {
+		addStopReport(rep, in)
+	}
+	return rep, err
 }
 
 // ExportTo writes the export of the cohorts in dirs to out and says on

@@ -108,6 +108,9 @@ func intersect(a, b []span) []span { return minus(a, minus(a, b)) }
 type Timeline struct {
 	Sessions []time.Time `json:"sessions"`
 	Rests    []Rest      `json:"rests"`
+	// StoppedByRule is true when the plan's stop rule ended the last
+	// session (absent otherwise).
+	StoppedByRule bool `json:"stopped_by_rule,omitempty"`
 }
 
 // Rest is one rest between attempts (the plan's rest_seconds).
@@ -118,7 +121,7 @@ type Rest struct {
 
 // NewTimeline reads a run's sessions and rests from its event log.
 func NewTimeline(events []runstore.Event) *Timeline {
-	tl := &Timeline{Sessions: []time.Time{}, Rests: []Rest{}}
+	tl := &Timeline{Sessions: []time.Time{}, Rests: []Rest{}, StoppedByRule: stoppedByRule(events)}
 	for _, e := range events {
 		switch e.Kind {
 		case evalctl.EventRegistered, evalctl.EventResumed:

@@ -68,6 +68,8 @@ type Input struct {
 	// Timelines are each run's sessions and rests, by run id (see
 	// Timeline); a run without one gets no endpoint idle share.
 	Timelines map[string]*Timeline `json:"timelines,omitempty"`
+	// Stop is the first run's stop rule (nil: its plan has none).
+	Stop *StopInput `json:"stop,omitempty"`
 }
 
 // NewRunInfo describes a run whose outcomes are read under suiteVersion
@@ -138,6 +140,9 @@ func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, erro
 			return nil, fmt.Errorf("run %s: event log: %w", dir, err)
 		}
 		in.Timelines[run.ID] = NewTimeline(events)
+		if err := readStop(in, dir, in.Timelines[run.ID]); err != nil {
+			return nil, err
+		}
 		first := len(in.Rows)
 		if err := loadRows(ctx, in, st, info.GradedSuite, attempts, ids, digests); err != nil {
 			return nil, err

@@ -58,7 +58,9 @@ type Report struct {
 	Arms        []ArmReport  `json:"arms"`
 	Cases       []CaseReport `json:"cases"`
 	Comparisons []Comparison `json:"comparisons"`
-	Notes       []string     `json:"notes"`
+	// Stop is what a run with a stop rule settled (absent without one).
+	Stop  *StopReport `json:"stop,omitempty"`
+	Notes []string    `json:"notes"`
 	// BaselineWhy says why Baseline was chosen when no --baseline was
 	// given; Legend says what each figure means (see Legend).
 	BaselineWhy string        `json:"baseline_why,omitempty"`
