@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 )
 
@@ -37,13 +38,15 @@ func TestAnswerCannotDriveTheProtocol(t *testing.T) {
 	}
 }
 
-// TestIPCLeftBehindIsReclaimed: an answer leaving 600 MiB of System V
+// TestIPCLeftBehindIsReclaimed: an answer leaving 200 MiB of System V
 // shared memory (and a semaphore set, a message queue) behind in each of
-// its test runs is graded as the honest answer it otherwise is, within
-// twice the honest answer's time: what it leaves is removed before the
-// next group.
+// its test runs, in a container of 512 MiB (three runs would not fit), is
+// graded as the honest answer it otherwise is, within twice the honest
+// answer's time: what it leaves is removed before the next group.
 func TestIPCLeftBehindIsReclaimed(t *testing.T) {
-	s, g := setup(t)
+	s, _ := setup(t)
+	eng, img := sandboxtest.Engine(t)
+	g := grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: 1, Limits: sandbox.Limits{MemoryBytes: 512 << 20}})
 	c := s.Case("adder")
 	hog, err := os.ReadFile("testdata/probes/ipc.py")
 	if err != nil {

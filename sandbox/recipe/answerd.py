@@ -58,9 +58,6 @@ def accepted(conn):
 
 
 def handle(conn):
-    if not accepted(conn):
-        conn.close()
-        return
     ep = boundary.Endpoint(session, conn)
     try:
         hello = ep.recv()
@@ -87,4 +84,8 @@ srv.listen(64)
 os.rename(sock_path + ".new", sock_path)
 while True:
     conn, _ = srv.accept()
+    # Checked here, one connection at a time, before anything is read.
+    if not accepted(conn):
+        conn.close()
+        continue
     threading.Thread(target=handle, args=(conn,), daemon=True).start()
