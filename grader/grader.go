@@ -169,7 +169,9 @@ func (g *Grader) grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	if err := box.CopyInReadOnly(ctx, "/workspace", ws); err != nil {
 		return nil, fmt.Errorf("grade %s phase %d: copy answer: %w", c.Name, phase, err)
 	}
-	if err := box.CopyInReadOnly(ctx, "/checks", checks); err != nil {
+	// The checks are the harness user's alone: the answer's processes
+	// cannot read the frozen tests while they run.
+	if err := box.CopyInPrivate(ctx, "/checks", checks, sandbox.HarnessUser); err != nil {
 		return nil, fmt.Errorf("grade %s phase %d: copy checks: %w", c.Name, phase, err)
 	}
 	<-warm

@@ -233,6 +233,10 @@ def pytest_runtest_makereport(item, call):
 		{name: "a link that reads as inside the workspace but resolves to the checks", c: adder, snap: answer(t, adder, true,
 			sandbox.Entry{Name: "x", Mode: fs.ModeSymlink | 0o777, Linkname: "/workspace/../checks"}),
 			accPass: 3, accTotal: 3, protected: []string{"link out of the workspace: x -> /workspace/../checks"}},
+		{name: "reads the frozen tests and answers what they expect", c: adder, snap: answer(t, adder, false,
+			file("adder.py", checksReader+"\n\ndef add(a, b):\n    return _expect.get((a, b), max(a + b, 0))\n")),
+			// The checks are the harness user's alone while they run.
+			accPass: 1, accTotal: 3},
 		{name: "skips the frozen tests", c: adder, snap: answer(t, adder, false,
 			file("adder.py", "import pytest\npytest.skip('no', allow_module_level=True)\n")),
 			accPass: 0, accTotal: 1},
@@ -468,6 +472,18 @@ def _replace():
     for o in gc.get_objects():
         if type(o).__name__ == "function" and o.__code__.co_filename.startswith("/checks"):
             o.__code__ = (lambda *a, **k: None).__code__`
+
+// checksReader is answer code that reads every frozen test it can and
+// keeps what each expects of add.
+const checksReader = `import glob, os, re
+
+_expect = {}
+for _p in glob.glob("/checks/**/*.py", recursive=True) + glob.glob("/tmp/**/*.py", recursive=True):
+    try:
+        for _a, _b, _r in re.findall(r"add\((-?\d+), (-?\d+)\) == (-?\d+)", open(_p).read()):
+            _expect[(int(_a), int(_b))] = int(_r)
+    except OSError:
+        pass`
 
 // reportForger is answer code that patches pytest, in the test process, so
 // that every test's report says passed: the common in-process hack.

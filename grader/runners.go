@@ -89,9 +89,11 @@ func pytestCommand(junit, basetemp string, paths []string) []string {
 
 // answerHostCommand starts the answer's host (/opt/evalctl/answerd.py) as
 // the command user: the only process that loads the answer's code, serving
-// the test process over sock.
+// the test process over sock, and only it (answerd.py accepts connections
+// of the harness user's first process alone, by peer credentials).
 func answerHostCommand(sock string) []string {
-	return []string{"python3", "-I", "-B", "/opt/evalctl/answerd.py", sock, "/workspace"}
+	uid, _, _ := strings.Cut(sandbox.HarnessUser, ":")
+	return []string{"python3", "-I", "-B", "/opt/evalctl/answerd.py", sock, "/workspace", uid}
 }
 
 // runPytest runs a pytest group across the boundary: the answer's host
@@ -99,10 +101,13 @@ func answerHostCommand(sock string) []string {
 // user, in a directory only the harness user can write (run_pytest.py
 // makes it, so it did not exist before the run). When the tests
 // end, every process of the command user is killed before the report is
-// read, though nothing of theirs could write it.
+// read, though nothing of theirs could write it. The socket, the report's
+// directory and pytest's base temporary directory have unrelated random
+// names: the answer's host learns its socket's name, and from it nothing
+// of the others (the answer cannot make them before the harness does).
 func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir string, remaining func() time.Duration, res *evalctl.GroupResult) error {
 	junit := dir + "/junit.xml"
-	sock := dir + "-answer.sock"
+	sock := "/tmp/evalctl-" + randomName() + ".sock"
 	host, err := box.Exec(ctx, answerHostCommand(sock), sandbox.ExecOptions{Detach: true, Timeout: remaining()})
 	if err != nil {
 		return err
@@ -110,7 +115,7 @@ func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir 
 	if host.ExitCode != 0 {
 		return fmt.Errorf("start the answer's host: %s", host.Stderr)
 	}
-	out, err := box.Exec(ctx, pytestCommand(junit, dir+"-tmp", selectArgs(g)), sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser,
+	out, err := box.Exec(ctx, pytestCommand(junit, "/tmp/evalctl-"+randomName(), selectArgs(g)), sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser,
 		Env: []string{"EVALCTL_ANSWER_SOCKET=" + sock, "EVALCTL_REPORT_DIR=" + dir}})
 	if err != nil {
 		return err

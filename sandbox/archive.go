@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -261,6 +262,33 @@ func (c *Container) CopyInReadOnly(ctx context.Context, dir string, entries []En
 	}
 	var buf bytes.Buffer
 	if err := writeArchive(&buf, ro, 0); err != nil {
+		return err
+	}
+	return c.CopyTar(ctx, dir, &buf)
+}
+
+// CopyInPrivate copies entries into dir owned by user ("uid:gid", as
+// HarnessUser) and readable by that user alone: files 0400, directories
+// 0500 (symbolic links keep their target; what they reach keeps its own
+// mode).
+func (c *Container) CopyInPrivate(ctx context.Context, dir string, entries []Entry, user string) error {
+	uidText, _, _ := strings.Cut(user, ":")
+	uid, err := strconv.Atoi(uidText)
+	if err != nil {
+		return fmt.Errorf("copy into %s: user %q is not uid:gid", dir, user)
+	}
+	priv := make([]Entry, len(entries))
+	for i, e := range entries {
+		switch {
+		case e.Mode.IsDir():
+			e.Mode = e.Mode&^fs.ModePerm | 0o500
+		case e.Mode&fs.ModeSymlink == 0:
+			e.Mode = e.Mode&^fs.ModePerm | (e.Mode.Perm() & 0o100) | 0o400
+		}
+		priv[i] = e
+	}
+	var buf bytes.Buffer
+	if err := writeArchive(&buf, priv, uid); err != nil {
 		return err
 	}
 	return c.CopyTar(ctx, dir, &buf)

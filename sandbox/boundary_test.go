@@ -197,3 +197,22 @@ ls /proc/$pid/fd >/dev/null 2>&1 && echo listed || echo list-refused`, sandbox.E
 		t.Errorf("runner broken afterwards: %q", res.Stdout)
 	}
 }
+
+// TestKillAllRemovesIPCObjects: System V IPC objects outlive the processes
+// that made them (shared memory keeps its memory charged to the
+// container); KillAll removes every one the command user left, and only
+// those: the harness user's stay.
+func TestKillAllRemovesIPCObjects(t *testing.T) {
+	c := sandboxtest.Start(t, sandbox.Spec{})
+	ctx := context.Background()
+	const count = `echo $(($(wc -l < /proc/sysvipc/shm) - 1)) $(($(wc -l < /proc/sysvipc/sem) - 1)) $(($(wc -l < /proc/sysvipc/msg) - 1))`
+	sh(t, c, "ipcmk -M 8388608 && ipcmk -M 4096 && ipcmk -S 2 && ipcmk -Q", sandbox.ExecOptions{Dir: "/tmp"})
+	sh(t, c, "ipcmk -M 4096 >/dev/null", sandbox.ExecOptions{Dir: "/tmp", User: sandbox.HarnessUser})
+	if got := strings.TrimSpace(string(sh(t, c, count, sandbox.ExecOptions{Dir: "/tmp"}).Stdout)); got != "3 1 1" {
+		t.Fatalf("before KillAll: %q IPC objects (shm sem msg), want \"3 1 1\"", got)
+	}
+	c.KillAll(ctx)
+	if got := strings.TrimSpace(string(sh(t, c, count, sandbox.ExecOptions{Dir: "/tmp"}).Stdout)); got != "1 0 0" {
+		t.Errorf("after KillAll: %q IPC objects (shm sem msg), want \"1 0 0\" (the harness user's segment alone)", got)
+	}
+}

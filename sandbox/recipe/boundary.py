@@ -3,28 +3,40 @@
 The tests run in a trusted process (the harness user) that never loads the
 answer's code; the answer runs in an untrusted process of its own (the
 command user), the answer host (answerd.py). The two talk over a Unix socket
-with this module, which both sides load from the image:
+with this module, which both sides load from the image (docs/boundary.md
+says what crosses and why):
 
-- Plain values of exactly the builtin types (None, bool, int, float, str,
-  bytes, Decimal, and list, tuple, dict, set, frozenset of them) cross by
-  value, re-built from data: a subclass, or anything else, never does.
-- Everything else crosses as a remote handle: a stand-in object whose every
-  operation (attribute, call, len, iteration, item, with, comparison...) is
-  forwarded to the side that owns the object. A class crosses as a local
-  stand-in class, one per remote class and cached, so isinstance and
-  pytest.raises work with the answer's own classes; an exception crosses as
-  its type (a builtin exception as the builtin, an answer-defined one as its
-  stand-in class), with its arguments and its text.
+- Plain values of exactly the builtin types (None, bool, int, float,
+  complex, str, bytes, Decimal, and list, tuple, dict, set, frozenset of
+  them) cross by value, re-built from data: a subclass, or anything else,
+  never does.
+- The answer's other objects cross to the tests as remote handles: stand-ins
+  whose every operation is forwarded to the answer's host. A class crosses as
+  a local stand-in class, one per remote class and cached, so isinstance and
+  pytest.raises work with the answer's own classes.
+- The tests' side is not an object server: it holds capabilities. The
+  answer's side can use only what the tests handed it (a callable or test
+  double passed as an argument, or what calling one of those returned),
+  checked by identity, and only by calling it, reading its public data and
+  methods, and the protocol operations of its own class (len, iteration,
+  items, comparison); never a class, a module, a builtin function, a frame,
+  a code object or a traceback of the tests' side unless the tests passed
+  that very object. Exceptions of the tests' side cross by value (class name,
+  plain arguments, plain public attributes, text): nothing of them can be
+  looked into.
+- Keyword arguments cross as data: a call's positional and keyword
+  arguments are two fields of the message, never parameters of the
+  protocol's own functions.
 - A handle never equals a plain value, whatever its __eq__ would say: it is
   compared only with other handles, by the side that owns both.
 - Objects come back as themselves: a value or handle a side sent, returned
-  to it, is the very object it sent (`get(data, "k") is value`), and
-  containers the other side changed in place are changed in place on the
-  owner's side too when the call returns.
+  to it, is the very object it sent, and containers either side changed in
+  place (however deep, in any later call) are changed in place on the other
+  side too before the next message is read.
 - Calls nest both ways on one connection: while the trusted side waits for
-  an answer it serves the answer's calls into test code (a loader, a fake
-  clock), so callbacks work; each trusted thread has a connection of its own,
-  so threads in the tests run the answer concurrently.
+  an answer it serves the answer's calls into what the tests handed it, so
+  callbacks work; each trusted thread has a connection of its own, so
+  threads in the tests run the answer concurrently.
 
 Nothing is unpickled or evaluated: the wire format is JSON of tagged values,
 and the trusted side builds only builtin values and its own stand-ins from
@@ -45,16 +57,28 @@ from pathlib import PosixPath
 
 MAX_MESSAGE = 256 << 20
 
-_PLAIN_SCALARS = (int, float, str, bytes, decimal.Decimal)
+_PLAIN_SCALARS = (int, float, complex, str, bytes, decimal.Decimal)
 _CONTAINERS = {list: "l", tuple: "t", dict: "d", set: "S", frozenset: "F"}
 _MUTABLE = (list, dict, set)
 # Dunder attributes forwarded by name (others are never forwarded, so that
 # probes such as __length_hint__ or __array__ stay local and fail).
 _NAMED_DUNDERS = {"__name__", "__qualname__", "__doc__", "__module__", "__all__"}
+# What never crosses from the tests' side, however it was reached.
+_NEVER_SHARED = (types.ModuleType, types.FrameType, types.TracebackType, types.CodeType, types.CellType)
+# What crosses from the tests' side only when the tests passed that very
+# object: classes and the builtins that look things up by name or run code
+# (getattr, str.format, exec...), unbound methods of builtin classes.
+_PASSED_ONLY = (type, types.BuiltinFunctionType, types.WrapperDescriptorType, types.MethodDescriptorType,
+                types.ClassMethodDescriptorType, types.GetSetDescriptorType, types.MemberDescriptorType,
+                types.MethodWrapperType, staticmethod, classmethod, property)
 
 
 class BoundaryError(RuntimeError):
     """The other side broke the protocol or went away."""
+
+
+class Refused(PermissionError):
+    """The answer's side asked for something the tests did not hand it."""
 
 
 def _check_name(s):
@@ -63,10 +87,15 @@ def _check_name(s):
     return s
 
 
+def _public(name):
+    return type(name) is str and name.isidentifier() and not name.startswith("_")
+
+
 class Session:
     """The objects one side exchanged with the other, shared by all its
     connections: what it sent (by number), what it received (by number and
-    by identity), its stand-in classes."""
+    by identity), its stand-in classes, and on the trusted side what the
+    answer may use (granted, by identity)."""
 
     def __init__(self, owner):
         self.lock = threading.RLock()
@@ -74,8 +103,13 @@ class Session:
         self.mine = {}  # number -> object sent
         self.mine_ids = {}  # id(object) -> number
         self.theirs = {}  # id(object received by value) -> (object, number)
+        self.recv_n = {}  # number -> container received (theirs)
+        self.tracked = {}  # (side, number) -> [container, snapshot]: containers that crossed
+        self.granted = {}  # id(object) -> object: what the answer may use (trusted side)
         self.proxies = {}  # number -> stand-in (object or class) for a remote object
         self.counter = itertools.count(1)
+        self.tags = itertools.count(-1, -1)  # by-value descriptions (never references)
+        self.class_tags = {}  # id(class) -> (class, tag) of classes described by value
         self.local = threading.local()
         self.connect = None  # trusted side: opens a connection for a thread
         self.service = None  # answer side: connection for calls from threads of its own
@@ -91,6 +125,12 @@ class Session:
         self.mine_ids[id(obj)] = n
         return n
 
+    def grant(self, obj):
+        self.granted[id(obj)] = obj
+
+    def is_granted(self, obj):
+        return self.granted.get(id(obj)) is obj
+
     def endpoint(self):
         ep = getattr(self.local, "ep", None)
         if ep is not None:
@@ -101,6 +141,55 @@ class Session:
         if self.service is not None:
             return self.service
         raise BoundaryError("no connection to the other side from this thread")
+
+    def track(self, side, n, obj):
+        with self.lock:
+            self.tracked[(side, n)] = [obj, _shallow(obj)]
+
+    def changes(self, ep):
+        """The tracked containers changed since they last crossed, as sync
+        items; containers nothing but this session holds any more are
+        forgotten (nothing can change them, and what was received can no
+        longer be sent back)."""
+        out = []
+        with self.lock:
+            items = list(self.tracked.items())
+        for key, entry in items:
+            obj = entry[0]
+            if sys.getrefcount(obj) <= _baseline(key[0]):
+                with self.lock:
+                    self.tracked.pop(key, None)
+                    if key[0] == "t":
+                        self.recv_n.pop(key[1], None)
+                        self.theirs.pop(id(obj), None)
+                continue
+            now = _shallow(obj)
+            if now != entry[1]:
+                entry[1] = now
+                out.append([key[0], key[1], _CONTAINERS[type(obj)], ep.enc_body(obj, 0)])
+        return out
+
+
+_BASELINES = {}
+
+
+def _baseline(side):
+    """How many references a tracked container has when only a session
+    holds it (measured once on a probe, so it holds on any CPython)."""
+    b = _BASELINES.get(side)
+    if b is None:
+        s = Session(False)
+        probe = []
+        if side == "t":
+            s.theirs[id(probe)] = (probe, 1)
+            s.recv_n[1] = probe
+        else:
+            s.register(probe)
+        s.track(side, 1, probe)
+        del probe
+        obj = next(iter(s.tracked.values()))[0]
+        b = _BASELINES[side] = sys.getrefcount(obj)
+    return b
 
 
 class Endpoint:
@@ -116,7 +205,8 @@ class Endpoint:
     # --- framing -----------------------------------------------------------
 
     def send(self, msg):
-        data = json.dumps(msg, separators=(",", ":")).encode()
+        msg["sync"] = self.s.changes(self)
+        data = json.dumps(msg, separators=(",", ":"), allow_nan=False).encode()
         self.sock.sendall(struct.pack(">I", len(data)) + data)
 
     def _recvn(self, n):
@@ -136,33 +226,40 @@ class Endpoint:
 
     # --- values --------------------------------------------------------------
 
-    def enc(self, v, depth=0):
+    def enc(self, v, depth=0, derived=False):
+        """v as wire data. derived: v is what the answer's side reached
+        through a capability (not what the tests passed), so it crosses
+        only as data or as an object of the tests' that is safe to hand on."""
         if depth > 200:
             raise BoundaryError("value nested too deeply to cross the boundary")
         t = type(v)
         # None, bools, ints and strs are bare JSON (exact in both
         # directions); their identity is not kept (small ints and short
         # strs are shared objects anyway).
-        if v is None or t is bool or t is str:
-            return v
-        if t is int:
+        if v is None or t is bool or t is str or t is int:
             return v
         if t is _Method:
             return ["m"]
         s = self.s
         got = s.theirs.get(id(v))
         if got is not None and got[0] is v:
+            if t in _MUTABLE:
+                # Sent back with its content: the owner's object changes in
+                # place to what it is here.
+                return ["R", got[1], self.enc_body(v, depth)]
             return ["r", got[1]]
         if isinstance(v, Proxy):
             return ["r", object.__getattribute__(v, "_ev_")]
-        if isinstance(v, type) and isinstance(v, ProxyMeta):
+        if isinstance(v, type) and isinstance(v, ProxyMeta) and v._ev_s is s:
             return ["r", v._ev_n]
-        if isinstance(v, BaseException) and "_ev_" in getattr(v, "__dict__", {}):
+        if isinstance(v, BaseException) and "_ev_" in getattr(v, "__dict__", {}) and v.__dict__.get("_ev_s") is s:
             return ["r", v.__dict__["_ev_"]]
         if t in _PLAIN_SCALARS:
             n = s.register(v)
             if t is float:
                 return ["f", n, v.hex()]
+            if t is complex:
+                return ["j", n, [v.real.hex(), v.imag.hex()]]
             if t is bytes:
                 return ["y", n, v.hex()]
             return ["D", n, str(v)]
@@ -171,57 +268,97 @@ class Endpoint:
         tag = _CONTAINERS.get(t)
         if tag is not None:
             n = s.register(v)
-            if t is dict:
-                return [tag, n, [[self.enc(k, depth + 1), self.enc(x, depth + 1)] for k, x in list(v.items())]]
-            return [tag, n, [self.enc(x, depth + 1) for x in list(v)]]
-        if isinstance(v, type):
-            return self.enc_class(v)
+            if t in _MUTABLE:
+                s.track("m", n, v)
+            return [tag, n, self.enc_body(v, depth, derived)]
         if isinstance(v, BaseException):
             return self.enc_exc(v)
+        if s.owner:
+            return self.enc_granted(v, derived)
+        if isinstance(v, type):
+            return self.enc_class(v)
         n = s.register(v)
         return ["h", n, self.enc_class(t)]
 
+    def enc_body(self, v, depth, derived=False):
+        if type(v) is dict:
+            return [[self.enc(k, depth + 1, derived), self.enc(x, depth + 1, derived)] for k, x in list(v.items())]
+        return [self.enc(x, depth + 1, derived) for x in list(v)]
+
+    def enc_granted(self, v, derived):
+        """An object of the tests' side handed to the answer: the answer may
+        use it (see _trusted_perform), and only it."""
+        s = self.s
+        if isinstance(v, _NEVER_SHARED):
+            raise Refused("evalctl: a %s of the tests' side cannot cross the boundary" % type(v).__name__)
+        if derived and not s.is_granted(v) and (_bound_to_ungranted(s, v) if isinstance(v, types.BuiltinFunctionType)
+                                                else isinstance(v, _PASSED_ONLY)):
+            raise Refused("evalctl: the answer may use only what the tests handed it, not %s" % _kind(v))
+        n = s.register(v)
+        s.grant(v)
+        if isinstance(v, type):
+            return ["C", n, _check_name(getattr(v, "__name__", "")), issubclass(v, BaseException), []]
+        return ["h", n, self.enc_class(type(v))]
+
     def enc_class(self, cls):
-        if isinstance(cls, ProxyMeta):
+        if isinstance(cls, ProxyMeta) and cls._ev_s is self.s:
             return ["r", cls._ev_n]
         name = getattr(cls, "__name__", "")
         if getattr(builtins, name, None) is cls:
             return ["B", name]
-        n = self.s.register(cls)
+        s = self.s
+        if s.owner:
+            # Described by value: a name and bases, under a tag that is no
+            # reference (the answer cannot name the class back).
+            got = s.class_tags.get(id(cls))
+            if got is None or got[0] is not cls:
+                got = s.class_tags[id(cls)] = (cls, next(s.tags))
+            n = got[1]
+        else:
+            n = s.register(cls)
         bases = [self.enc_class(b) for b in cls.__bases__ if b is not object]
         return ["C", n, _check_name(name), issubclass(cls, BaseException), bases]
 
     def enc_exc(self, e):
-        n = self.s.register(e)
+        s = self.s
         try:
             text = str(e)
         except Exception:
             text = "<unprintable %s>" % type(e).__name__
+        if s.owner:
+            # By value: nothing of the tests' exception can be reached.
+            args = [_data_or_repr(self, a) for a in getattr(e, "args", ())]
+            attrs = [[k, _data_or_repr(self, x)] for k, x in list(getattr(e, "__dict__", {}).items()) if _public(k)]
+            # The exception itself stays nameable as a value (raised back,
+            # it is the very exception the tests raised), never a target.
+            tag = s.mine_ids.get(id(e))
+            if tag is None or s.mine.get(tag) is not e:
+                tag = next(s.tags)
+                s.mine[tag] = e
+                s.mine_ids[id(e)] = tag
+            return ["E", tag, self.enc_class(type(e)), args, text, attrs]
+        n = s.register(e)
         try:
             args = [self.enc(a) for a in e.args]
         except Exception:
             args = [self.enc(text)]
-        return ["E", n, self.enc_class(type(e)), args, text]
+        return ["E", n, self.enc_class(type(e)), args, text, []]
 
-    def dec(self, v, fresh=None):
+    def dec(self, v):
         t = type(v)
         if v is None or t is str or t is int or t is bool:
             return v
         if t is not list or not v or type(v[0]) is not str:
             raise BoundaryError("malformed value")
         tag = v[0]
-        if tag == "N":
-            return None
-        if tag == "b":
-            if type(v[1]) is not bool:
-                raise BoundaryError("malformed bool")
-            return v[1]
         s = self.s
         if tag == "r":
             try:
                 return s.mine[v[1]]
             except (KeyError, TypeError):
                 raise BoundaryError("reference to an unknown object") from None
+        if tag == "R":
+            return self.dec_back(v)
         if tag == "B":
             cls = getattr(builtins, str(v[1]), None)
             if not isinstance(cls, type):
@@ -240,7 +377,7 @@ class Endpoint:
                 return p
             cls = self.dec(v[2])
             if not isinstance(cls, ProxyMeta):
-                cls = _plain_proxy_class()
+                cls = Proxy
             p = object.__new__(cls)
             object.__setattr__(p, "_ev_", v[1])
             object.__setattr__(p, "_ev_s", s)
@@ -249,25 +386,57 @@ class Endpoint:
         n, body = v[1], v[2]
         if tag == "f":
             out = float.fromhex(body)
+        elif tag == "j":
+            out = complex(float.fromhex(body[0]), float.fromhex(body[1]))
         elif tag == "y":
             out = bytes.fromhex(body)
         elif tag == "D":
             out = decimal.Decimal(body)
         elif tag == "P":
             out = PosixPath(str(body))
-        elif tag in ("l", "t", "S", "F"):
-            items = [self.dec(x, fresh) for x in body]
-            out = {"l": list, "t": tuple, "S": set, "F": frozenset}[tag](items)
-        elif tag == "d":
-            out = {}
-            for kv in body:
-                out[self.dec(kv[0], fresh)] = self.dec(kv[1], fresh)
+        elif tag in ("l", "t", "S", "F", "d"):
+            kind = {"l": list, "t": tuple, "S": set, "F": frozenset, "d": dict}[tag]
+            old = s.recv_n.get(n)
+            if type(old) is kind and kind in _MUTABLE:
+                # Sent again: the same object as before, now as it is there.
+                _fill(old, self.dec_items(tag, body))
+                s.track("t", n, old)
+                return old
+            out = _build(kind, self.dec_items(tag, body))
         else:
             raise BoundaryError("unknown value tag %r" % tag)
-        s.theirs[id(out)] = (out, n)
-        if fresh is not None and type(out) in _MUTABLE:
-            fresh.append((out, n, _shallow(out)))
+        with s.lock:
+            s.theirs[id(out)] = (out, n)
+            s.recv_n[n] = out
+        if type(out) in _MUTABLE:
+            s.track("t", n, out)
         return out
+
+    def dec_items(self, tag, body):
+        if tag == "d":
+            return [(self.dec(kv[0]), self.dec(kv[1])) for kv in body]
+        return [self.dec(x) for x in body]
+
+    def dec_back(self, v):
+        """A container of this side's, sent back with its content there."""
+        obj = self.s.mine.get(v[1])
+        if type(obj) not in _MUTABLE:
+            raise BoundaryError("reference to an unknown container")
+        _fill(obj, self.dec_items(_CONTAINERS[type(obj)], v[2]))
+        self.s.track("m", v[1], obj)
+        return obj
+
+    def apply_sync(self, items):
+        s = self.s
+        for side, n, kind, body in items:
+            # The sender's own container ("m") is one this side received.
+            obj = s.recv_n.get(n) if side == "m" else s.mine.get(n)
+            if obj is None and side == "m":
+                continue  # forgotten here: nothing holds it
+            if obj is None or _CONTAINERS.get(type(obj)) != kind:
+                raise BoundaryError("update of an unknown container")
+            _fill(obj, self.dec_items(kind, body))
+            s.track("t" if side == "m" else "m", n, obj)
 
     def dec_class(self, v):
         s = self.s
@@ -309,8 +478,9 @@ class Endpoint:
             raise BoundaryError("exception of a class that is none")
         args = tuple(self.dec(a) for a in v[3])
         text = v[4] if type(v[4]) is str else ""
+        attrs = v[5] if len(v) > 5 and type(v[5]) is list else []
         if isinstance(cls, ProxyMeta):
-            e = BaseException.__new__(cls)
+            e = cls.__new__(cls)  # no __init__: the remote one ran
             e.args = args
             e.__dict__["_ev_"] = v[1]
             e.__dict__["_ev_s"] = s
@@ -321,6 +491,12 @@ class Endpoint:
             except Exception:
                 e = cls.__new__(cls)
                 e.args = args
+        for k, x in attrs:
+            if _public(k):
+                try:
+                    e.__dict__[k] = self.dec(x)
+                except (AttributeError, TypeError):
+                    pass
         with s.lock:
             s.proxies[v[1]] = e
             s.theirs[id(e)] = (e, v[1])
@@ -328,139 +504,196 @@ class Endpoint:
 
     # --- calls ---------------------------------------------------------------
 
-    def request(self, op, *args, **kw):
-        """Sends op and waits for its answer, serving the other side's calls
-        meanwhile; returns the result or raises the remote exception."""
+    def request(self, op, args=(), kw=None):
+        """Sends op with its positional arguments and the keyword arguments
+        of the call it carries (data: any names), waits for its answer,
+        serving the other side's calls meanwhile; returns the result or
+        raises the remote exception."""
         with self.lock:
             self.seq += 1
             q = self.seq
-            fresh = []
             self.send({"q": q, "op": op, "args": [self.enc(a) for a in args],
-                       "kw": [[k, self.enc(x)] for k, x in kw.items()]})
+                       "kw": [[k, self.enc(x)] for k, x in (kw or {}).items()]})
             while True:
                 msg = self.recv()
+                self.apply_sync(msg.get("sync") or [])
                 if "op" in msg:
-                    self.serve(msg)
+                    self.serve(msg, synced=True)
                     continue
                 if msg.get("a") != q:
                     raise BoundaryError("answer to another request")
-                self.apply_sync(msg.get("sync") or [])
                 if "err" in msg:
-                    err = self.dec(msg["err"], fresh)
+                    err = self.dec(msg["err"])
                     if not isinstance(err, BaseException):
                         raise BoundaryError("raised a non-exception")
                     raise err
-                return self.dec(msg.get("ok"), fresh)
+                return self.dec(msg.get("ok"))
 
-    def serve(self, msg):
-        fresh = []
+    def serve(self, msg, synced=False):
         prev = getattr(self.s.local, "ep", None)
         self.s.local.ep = self
         try:
             try:
-                args = [self.dec(a, fresh) for a in msg.get("args") or []]
-                kw = {str(k): self.dec(x, fresh) for k, x in msg.get("kw") or []}
-                result = self.perform(str(msg.get("op")), args, kw)
-                reply = {"a": msg.get("q"), "ok": self.enc(result)}
-            except BoundaryError:
-                raise
+                if not synced:
+                    self.apply_sync(msg.get("sync") or [])
+                args = [self.dec(a) for a in msg.get("args") or []]
+                kw = {}
+                for k, x in msg.get("kw") or []:
+                    if type(k) is not str:
+                        raise BoundaryError("keyword argument name that is no str")
+                    kw[k] = self.dec(x)
+                op = str(msg.get("op"))
+                if self.s.owner:
+                    result = _trusted_perform(self.s, op, args, kw)
+                else:
+                    result = _answer_perform(op, args, kw)
+                reply = {"a": msg.get("q"), "ok": self.enc(result, derived=True)}
             except BaseException as e:  # noqa: B902 - every outcome crosses
                 if isinstance(e, (KeyboardInterrupt, SystemExit)) and self.s.owner:
                     raise
                 reply = {"a": msg.get("q"), "err": self.enc(e)}
-            reply["sync"] = self.sync(fresh)
-            self.send(reply)
+            try:
+                self.send(reply)
+            except (BoundaryError, Refused, TypeError, ValueError) as e:
+                # The reply cannot cross (a value of a kind nothing can
+                # represent): the other side hears why, not nothing.
+                self.send({"a": msg.get("q"), "err": self.enc(BoundaryError("evalctl: %s" % e))})
         finally:
             self.s.local.ep = prev
 
-    def sync(self, fresh):
-        """Containers received in the request that the call changed."""
-        out = []
-        for obj, n, before in fresh:
-            if _shallow(obj) != before:
-                kind = _CONTAINERS[type(obj)]
-                if type(obj) is dict:
-                    body = [[self.enc(k), self.enc(x)] for k, x in list(obj.items())]
-                else:
-                    body = [self.enc(x) for x in list(obj)]
-                out.append([n, kind, body])
-        return out
 
-    def apply_sync(self, items):
-        s = self.s
-        for n, kind, body in items:
-            with s.lock:
-                obj = s.mine.get(n)
-            if obj is None or _CONTAINERS.get(type(obj)) != kind:
-                raise BoundaryError("update of an unknown container")
-            if kind == "d":
-                new = {self.dec(k): self.dec(x) for k, x in body}
-                obj.clear()
-                obj.update(new)
-            elif kind == "l":
-                obj[:] = [self.dec(x) for x in body]
-            else:
-                new = {self.dec(x) for x in body}
-                obj.clear()
-                obj.update(new)
-
-    def perform(self, op, args, kw):
-        if self.s.owner:
-            return _guarded(op, args, kw)
-        if op == "getattr":
-            # A method of the object's class (or a module's function) is
-            # answered as such: the other side then calls it by name in
-            # one round trip, looked up afresh at each call.
-            obj, name = args[0], args[1]
-            v = getattr(obj, name)
-            if isinstance(obj, types.ModuleType):
-                if type(v) is types.FunctionType:
-                    return _METHOD
-            elif type(v) is types.MethodType and v.__self__ is obj and not isinstance(obj, type) \
-                    and type(getattr(type(obj), name, None)) is types.FunctionType:
+def _answer_perform(op, args, kw):
+    """An operation the tests' side asks of the answer's host."""
+    if op == "getattr":
+        # A method of the object's class (or a module's function) is
+        # answered as such: the other side then calls it by name in
+        # one round trip, looked up afresh at each call.
+        obj, name = args[0], args[1]
+        v = getattr(obj, name)
+        if isinstance(obj, types.ModuleType):
+            if type(v) is types.FunctionType:
                 return _METHOD
-            return v
-        if op == "import":
-            import importlib
-            return importlib.import_module(str(args[0]))
-        if op == "run":
-            return _run(*args, **kw)
-        fn = _OPS.get(op)
-        if fn is None:
-            raise BoundaryError("unknown operation %r" % op)
-        return fn(*args, **kw)
+        elif type(v) is types.MethodType and v.__self__ is obj and not isinstance(obj, type) \
+                and type(getattr(type(obj), name, None)) is types.FunctionType:
+            return _METHOD
+        return v
+    if op == "import":
+        import importlib
+        return importlib.import_module(str(args[0]))
+    if op == "run":
+        return _run(*args, **kw)
+    return _dispatch(op, args, kw)
 
 
-_NEVER_SHARED = (types.ModuleType, types.FrameType, types.TracebackType, types.CodeType)
+def _dispatch(op, args, kw):
+    if op == "call":
+        return args[0](*args[1:], **kw)
+    if op == "callmethod":
+        return getattr(args[0], args[1])(*args[2:], **kw)
+    fn = _OPS.get(op)
+    if fn is None:
+        raise BoundaryError("unknown operation %r" % op)
+    if kw:
+        raise BoundaryError("keyword arguments to %r" % op)
+    return fn(*args)
 
 
-def _guarded(op, args, kw):
-    """An operation the answer's side asks of the trusted side, on objects
-    the tests gave it: nothing private, no modules, frames, tracebacks or
-    code (the ways to the tests' globals and the harness), no changes to
-    classes, modules or functions."""
-    if op in ("import", "run") or op not in _OPS:
-        raise PermissionError("evalctl: operation %r is not allowed on the tests' side" % op)
-    if op in ("getattr", "getattr_plain", "setattr", "delattr", "callmethod"):
-        if len(args) < 2 or type(args[1]) is not str:
-            raise TypeError("attribute name must be a str")
-        target, name = args[0], args[1]
-        if name.startswith("_") and name not in _NAMED_DUNDERS:
-            raise AttributeError("evalctl: %s is not reachable from the answer" % name)
-        if isinstance(target, _NEVER_SHARED):
-            raise PermissionError("evalctl: not reachable from the answer")
-        if op != "getattr" and isinstance(target, (type, types.FunctionType, types.MethodType, types.BuiltinFunctionType)):
-            raise PermissionError("evalctl: the answer cannot change the tests' classes or functions")
-    if any(isinstance(a, _NEVER_SHARED) for a in args):
-        raise PermissionError("evalctl: not reachable from the answer")
-    out = _OPS[op](*args, **kw)
-    if isinstance(out, _NEVER_SHARED):
-        raise PermissionError("evalctl: not reachable from the answer")
-    return out
+# What the answer's side may do with what the tests handed it.
+_TRUSTED_OPS = {"call", "callmethod", "getattr", "getattr_plain", "setattr", "len", "iter", "next", "getitem",
+                "setitem", "delitem", "contains", "eq", "ne", "lt", "le", "gt", "ge", "hash", "bool", "str",
+                "repr", "enter", "exit", "add", "sub", "mul", "truediv", "floordiv", "mod", "neg", "abs",
+                "int", "float", "index"}
+
+
+def _trusted_perform(s, op, args, kw):
+    """An operation the answer's side asks of the tests' side. Its target
+    must be an object the tests handed the answer (by identity); names are
+    public ones only; a class or function is only called, never looked
+    into; what is set is plain data."""
+    if op not in _TRUSTED_OPS or not args:
+        raise Refused("evalctl: operation %r is not one the answer may ask of the tests' side" % op)
+    target = args[0]
+    if not s.is_granted(target):
+        raise Refused("evalctl: the answer may use only what the tests handed it")
+    opaque = isinstance(target, (type, types.FunctionType, types.MethodType, types.BuiltinFunctionType))
+    if op in ("getattr", "getattr_plain", "setattr", "callmethod"):
+        name = args[1] if len(args) > 1 else None
+        if op in ("getattr", "getattr_plain") and opaque and name in _NAMED_DUNDERS:
+            pass  # a function's or class's name and documentation: plain strs
+        elif not _public(name):
+            raise Refused("evalctl: only public attributes of what the tests handed the answer are reachable")
+        elif opaque:
+            raise Refused("evalctl: a class or function of the tests' side can be called, not looked into")
+        elif op == "setattr" and (len(args) != 3 or not _is_data(args[2], 0, False)):
+            raise Refused("evalctl: the answer may set only plain data on what the tests handed it")
+    elif op != "call" and opaque:
+        raise Refused("evalctl: a class or function of the tests' side can be called, nothing else")
+    return _dispatch(op, args, kw)
+
+
+def _bound_to_ungranted(s, v):
+    """A builtin function not bound to an object the answer was handed:
+    exec, getattr, or the format method of a str of the tests', say."""
+    if not isinstance(v, types.BuiltinFunctionType):
+        return False
+    try:
+        self_ = object.__getattribute__(v, "__self__")
+    except AttributeError:
+        return True
+    return self_ is None or isinstance(self_, types.ModuleType) or not s.is_granted(self_)
+
+
+def _kind(v):
+    return "a %s" % type(v).__name__
+
+
+def _is_data(v, depth, handles=True):
+    """Whether v is plain data (and, with handles, the answer's handles)."""
+    if depth > 50:
+        return False
+    t = type(v)
+    if v is None or t in (bool, int, float, complex, str, bytes, decimal.Decimal):
+        return True
+    if t is dict:
+        return all(_is_data(k, depth + 1, handles) and _is_data(x, depth + 1, handles) for k, x in v.items())
+    if t in _CONTAINERS:
+        return all(_is_data(x, depth + 1, handles) for x in v)
+    return handles and isinstance(v, Proxy)
+
+
+def _data_or_repr(ep, v):
+    """A value of a tests' exception: itself when plain data, its text
+    otherwise."""
+    if _is_data(v, 0):
+        return ep.enc(v)
+    try:
+        return repr(v)
+    except Exception:
+        return "<unprintable>"
+
+
+def _fill(obj, items):
+    if type(obj) is dict:
+        obj.clear()
+        obj.update(items)
+    elif type(obj) is list:
+        obj[:] = items
+    else:
+        obj.clear()
+        obj.update(items)
+
+
+def _build(kind, items):
+    if kind is dict:
+        out = {}
+        for k, x in items:
+            out[k] = x
+        return out
+    return kind(items)
 
 
 class _Method:
-    """Marks an attribute that is a method (see Endpoint.perform)."""
+    """Marks an attribute that is a method (see _answer_perform)."""
 
 
 _METHOD = _Method()
@@ -475,15 +708,15 @@ class RemoteMethod:
     def __init__(self, target, name):
         self.target, self.name = target, name
 
-    def __call__(self, *a, **k):
-        return _session_of(self.target).endpoint().request("callmethod", self.target, self.name, *a, **k)
+    def __call__(self, /, *a, **k):
+        return _session_of(self.target).endpoint().request("callmethod", (self.target, self.name) + a, k)
 
     def __getattr__(self, n):
         if n == "__name__" or n == "__qualname__":
             return self.name
         if n.startswith("__") and n not in _NAMED_DUNDERS:
             raise AttributeError(n)
-        fn = _session_of(self.target).endpoint().request("getattr_plain", self.target, self.name)
+        fn = _session_of(self.target).endpoint().request("getattr_plain", (self.target, self.name))
         return getattr(fn, n)
 
     def __repr__(self):
@@ -493,6 +726,8 @@ class RemoteMethod:
 def _session_of(target):
     if isinstance(target, Proxy):
         return object.__getattribute__(target, "_ev_s")
+    if isinstance(target, ProxyMeta):
+        return target._ev_s
     return target.__dict__["_ev_s"]
 
 
@@ -502,7 +737,7 @@ def remote_getattr(target, name, cache):
     m = cache.get(name)
     if m is not None:
         return RemoteMethod(target, name) if m is True else m
-    v = _session_of(target).endpoint().request("getattr", target, name)
+    v = _session_of(target).endpoint().request("getattr", (target, name))
     if v is _METHOD:
         if isinstance(target, Proxy):
             cache[name] = True
@@ -518,10 +753,6 @@ def _shallow(obj):
     return [id(x) for x in obj]
 
 
-def _call(f, *a, **k):
-    return f(*a, **k)
-
-
 def _run(argv, cwd=None, input=None, timeout=None, env=None):
     import subprocess
     try:
@@ -532,8 +763,7 @@ def _run(argv, cwd=None, input=None, timeout=None, env=None):
 
 
 _OPS = {
-    "getattr": getattr, "getattr_plain": getattr,
-    "callmethod": lambda o, name, *a, **k: getattr(o, name)(*a, **k), "setattr": setattr, "delattr": delattr, "call": _call,
+    "getattr": getattr, "getattr_plain": getattr, "setattr": setattr, "delattr": delattr,
     "len": len, "iter": iter, "next": next, "getitem": operator.getitem, "setitem": operator.setitem,
     "delitem": operator.delitem, "contains": operator.contains, "eq": operator.eq, "ne": operator.ne,
     "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge, "hash": hash,
@@ -545,9 +775,9 @@ _OPS = {
 }
 
 
-def _remote(obj, op, *args, **kw):
+def _remote(obj, op, *args):
     s = object.__getattribute__(obj, "_ev_s") if isinstance(obj, Proxy) else obj._ev_s
-    return s.endpoint().request(op, obj, *args, **kw)
+    return s.endpoint().request(op, (obj,) + args)
 
 
 def _bool(v):
@@ -563,15 +793,15 @@ class ProxyMeta(type):
     _ev_n = None
     _ev_s = None
 
-    def __call__(cls, *args, **kw):
+    def __call__(cls, /, *args, **kw):
         if cls._ev_s is None:
             return super().__call__(*args, **kw)
-        return cls._ev_s.endpoint().request("call", cls, *args, **kw)
+        return cls._ev_s.endpoint().request("call", (cls,) + args, kw)
 
     def __getattr__(cls, name):
         if cls._ev_s is None or (name.startswith("__") and name not in _NAMED_DUNDERS) or name.startswith("_ev_"):
             raise AttributeError(name)
-        return cls._ev_s.endpoint().request("getattr", cls, name)
+        return cls._ev_s.endpoint().request("getattr", (cls, name))
 
     def __repr__(cls):
         return "<remote class %s>" % cls.__name__
@@ -582,7 +812,7 @@ class ProxyMeta(type):
         cache = cls.__dict__.get("_ev_methods")
         if cache is not None:
             cache.pop(name, None)
-        cls._ev_s.endpoint().request("setattr", cls, name, value)
+        cls._ev_s.endpoint().request("setattr", (cls, name, value))
 
     def __delattr__(cls, name):
         if cls._ev_s is None or name.startswith("_ev_") or name.startswith("__"):
@@ -590,7 +820,7 @@ class ProxyMeta(type):
         cache = cls.__dict__.get("_ev_methods")
         if cache is not None:
             cache.pop(name, None)
-        cls._ev_s.endpoint().request("delattr", cls, name)
+        cls._ev_s.endpoint().request("delattr", (cls, name))
 
 
 class Proxy(metaclass=ProxyMeta):
@@ -612,8 +842,9 @@ class Proxy(metaclass=ProxyMeta):
     def __delattr__(self, name):
         _remote(self, "delattr", name)
 
-    def __call__(self, *a, **k):
-        return _remote(self, "call", *a, **k)
+    def __call__(self, /, *a, **k):
+        s = object.__getattribute__(self, "_ev_s")
+        return s.endpoint().request("call", (self,) + a, k)
 
     def __eq__(self, other):
         if not isinstance(other, Proxy):
@@ -709,14 +940,7 @@ class ProxyException:
         d = self.__dict__
         if "_ev_" not in d or (name.startswith("__") and name not in _NAMED_DUNDERS) or name.startswith("_ev_"):
             raise AttributeError(name)
-        return d["_ev_s"].endpoint().request("getattr", self, name)
-
-
-_plain_cls = None
-
-
-def _plain_proxy_class():
-    return Proxy
+        return d["_ev_s"].endpoint().request("getattr", (self, name))
 
 
 def share_sqlite():

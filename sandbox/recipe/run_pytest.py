@@ -134,14 +134,14 @@ class _ProxyModule(types.ModuleType):
         if name.startswith("__") or "_ev_remote" not in d:
             return super().__setattr__(name, value)
         d.setdefault("_ev_methods", {}).pop(name, None)
-        _session.endpoint().request("setattr", d["_ev_remote"], name, value)
+        _session.endpoint().request("setattr", (d["_ev_remote"], name, value))
 
     def __delattr__(self, name):
         d = self.__dict__
         if name.startswith("__") or "_ev_remote" not in d:
             return super().__delattr__(name)
         d.setdefault("_ev_methods", {}).pop(name, None)
-        _session.endpoint().request("delattr", d["_ev_remote"], name)
+        _session.endpoint().request("delattr", (d["_ev_remote"], name))
 
 
 class _AnswerFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -152,7 +152,7 @@ class _AnswerFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         ep = _session.endpoint()
-        remote = ep.request("import", spec.name)
+        remote = ep.request("import", (spec.name,))
         mod = _ProxyModule(spec.name)
         mod.__dict__["_ev_remote"] = remote
         return mod
@@ -176,8 +176,13 @@ def _run(args, *, cwd=None, input=None, capture_output=False, timeout=None, chec
     enc, errs = encoding or "utf-8", errors or "strict"
     if texts and isinstance(input, str):
         input = input.encode(enc, errs)
-    got = _session.endpoint().request("run", argv, cwd=None if cwd is None else str(cwd), input=input,
-                                      timeout=timeout, env=None if env is None else {str(k): str(v) for k, v in env.items()})
+    if env is not None:
+        # Nothing of the tests' own process reaches the answer's programs
+        # through an environment the tests passed on (the running test's
+        # name, say).
+        env = {str(k): str(v) for k, v in env.items() if not str(k).startswith(("PYTEST_", "EVALCTL_"))}
+    got = _session.endpoint().request("run", (argv,), {"cwd": None if cwd is None else str(cwd), "input": input,
+                                                       "timeout": timeout, "env": env})
     if type(got) is not list or len(got) != 3 or type(got[1]) is not bytes or type(got[2]) is not bytes:
         raise boundary.BoundaryError("malformed program result")
     if got[0] == "timeout":
@@ -222,6 +227,9 @@ def _shared(p):
 
 _tmpdir.TempPathFactory.getbasetemp = lambda self: _shared(_getbasetemp(self))
 _tmpdir.TempPathFactory.mktemp = lambda self, basename, numbered=True: _shared(_mktemp(self, basename, numbered))
+# tmp_path is named for no test (pytest names it after the running test):
+# the answer reads and writes there, and must not learn which test runs.
+_tmpdir._mk_tmp = lambda request, factory: factory.mktemp("t", numbered=True)
 
 _WATCHED = [
     "pytest", "_pytest.python_api", "_pytest.recwarn", "_pytest.runner", "_pytest.reports", "_pytest.junitxml", "_pytest.main", "_pytest.python",
