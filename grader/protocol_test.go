@@ -100,8 +100,14 @@ func TestIPCLeftBehindIsReclaimed(t *testing.T) {
 	if !ok {
 		t.Errorf("the answer leaving IPC objects is not solved (a later group ran short of memory?):\n%s", out)
 	}
-	if leaky > 2*honest {
-		t.Errorf("grading the answer leaving IPC objects took %s, over twice the honest answer's %s", leaky, honest)
+	// The honest answer again, after: on a loaded machine the slower of
+	// the two honest gradings is the fair comparison.
+	after, ok, out := grade("def add(a, b):\n    return a + b\n")
+	if !ok {
+		t.Fatalf("the honest answer graded after the one leaving IPC objects is not solved:\n%s", out)
 	}
-	t.Logf("honest %s, leaving IPC objects %s", honest, leaky)
+	if leaky > 2*max(honest, after) {
+		t.Errorf("grading the answer leaving IPC objects took %s, over twice the honest answer's %s (before) and %s (after)", leaky, honest, after)
+	}
+	t.Logf("honest %s before and %s after, leaving IPC objects %s", honest, after, leaky)
 }
