@@ -48,6 +48,9 @@ const (
 	// EventEngineDrained is a sandbox engine that stopped answering; the
 	// run went on with the others.
 	EventEngineDrained EventKind = "engine_drained"
+	// EventStalled is the watchdog stopping a run that made no progress
+	// for its configured time: detail names what waited on what.
+	EventStalled EventKind = "stalled"
 	// EventIdentityFailed is a started model server that would not say
 	// who it is; the work went on without its identity.
 	EventIdentityFailed EventKind = "identity_failed"

@@ -85,6 +85,22 @@ func (p *devicePool) acquire(ctx context.Context, arm string, rs []Replica) int 
 	}
 }
 
+// describe says how the device slots are used, for the watchdog.
+func (p *devicePool) describe() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var devs []string
+	for d, n := range p.used {
+		name := d
+		if name == "" {
+			name = "(no device label)"
+		}
+		devs = append(devs, fmt.Sprintf("%s %d of %d", name, n, p.max))
+	}
+	sort.Strings(devs)
+	return "attempts in flight per device: " + strings.Join(devs, ", ")
+}
+
 // release frees a slot on device and wakes the attempts waiting.
 func (p *devicePool) release(device string) {
 	p.mu.Lock()

@@ -82,6 +82,10 @@ type Options struct {
 	// runners did before that work moved off the device's critical path.
 	// Only the benchmark uses it, as the baseline it is compared with.
 	StartOnSlot bool
+	// StallAfter is how long the run may make no progress before the
+	// watchdog stops it, resumably, naming what waited on what (default
+	// DefaultStallAfter).
+	StallAfter time.Duration
 	// ownPool is the pool of engines the run connected (closed at its end).
 	ownPool *sandbox.Hosts
 }
@@ -149,6 +153,9 @@ type runner struct {
 	prog    *progress
 	servers *servers
 	boxes   *boxes
+	devs    *devicePool
+	// watchdog stops the run when it makes no progress (watch).
+	watchdog *watchdog
 	// overlaps names the attempts in flight together on one device.
 	overlaps overlaps
 	// checked holds the profile-started servers that passed the preflight.
@@ -178,12 +185,16 @@ func (r *runner) execute(ctx context.Context) error {
 	r.prog.record = func(m map[string]string) { r.store.WritePhases(m) }
 	r.prog.start(done, earlierOutcomes(r.store, tasks.Label(r.run.Suite.Name, r.run.Suite.Version), todo))
 	defer r.prog.finish()
-	r.boxes = newBoxes(ctx, r.opts.Engine, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}, len(todo))
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	r.watch(ctx, stop)
+	r.boxes = newBoxes(ctx, engineBoxes{r.opts.Engine}, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}, len(todo))
 	defer r.boxes.close()
 	// Concurrency slots per device label: arms without a label share one,
 	// so by default the whole run has at most Concurrency attempts in
 	// flight; an arm on a pool takes a slot on any of its replicas' devices.
 	devs := newDevicePool(r.plan.Concurrency)
+	r.devs = devs
 	brk := newBreaker(r.plan.Guards.MaxConsecutiveInfraFailures)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -269,6 +280,9 @@ func (r *runner) execute(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	if cause := context.Cause(ctx); errors.Is(cause, ErrStalled) {
+		return fmt.Errorf("%w; resume with '%s'", cause, r.resumeCommand())
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w: resume with '%s'", ErrInterrupted, r.resumeCommand())
 	}

@@ -72,6 +72,18 @@ type Spec struct {
 	// Near names the machine a pool of engines (Hosts) places the
 	// container on when it can (an agent's endpoint's machine).
 	Near string
+	// Class is what a pool of engines (Hosts) grants the place for, which
+	// orders the waiters (a grader's is ClassGrade whatever is set).
+	Class Class
+	// Yield, for ClassAhead, is called by a pool when a higher class
+	// waits and no place is free: it returns true when the holder gives
+	// the place back (removes the container soon), false when it cannot
+	// (the container is in use now; it is not asked again).
+	Yield func() bool
+	// Promote, for ClassAhead, is closed when the work is needed now (its
+	// attempt took its device): a pool then grants the place as
+	// ClassAttempt.
+	Promote <-chan struct{}
 }
 
 // Container is a started sandbox container. Its methods are safe for
@@ -599,3 +611,8 @@ func (c *Container) EngineName() string { return c.engine.name }
 // pings the engine): the caller's error is then the engine's, not the
 // command's, and wrapping ErrEngineLost lets callers retry elsewhere.
 func (c *Container) EngineLost(ctx context.Context) bool { return !c.engine.Alive(ctx) }
+
+// Drained says, without asking the engine, whether it was drained (found
+// silent, or refused as holding another image): nothing more of the run's
+// goes to it.
+func (c *Container) Drained() bool { return c.engine.Lost() }

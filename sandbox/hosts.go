@@ -40,11 +40,11 @@ type Host struct {
 // An engine that stops answering is drained: it is never chosen again and
 // a log line says so; the run goes on with the others.
 type Hosts struct {
-	hosts []*hostSlot
-	log   io.Writer
+	hosts  []*hostSlot
+	places *Places
+	log    io.Writer
 
 	mu      sync.Mutex
-	changed chan struct{} // closed and replaced when a slot frees or a host is drained
 	image   *BuiltImage
 	loads   map[*Engine]*imageLoad
 	sent    int
@@ -59,7 +59,6 @@ type Hosts struct {
 
 type hostSlot struct {
 	Host
-	inUse int
 }
 
 type imageLoad struct {
@@ -76,7 +75,7 @@ func NewHosts(hosts []Host, log io.Writer) (*Hosts, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	h := &Hosts{log: log, changed: make(chan struct{}), loads: map[*Engine]*imageLoad{}, announced: map[*Engine]bool{}, live: map[string]func(){}}
+	h := &Hosts{log: log, loads: map[*Engine]*imageLoad{}, announced: map[*Engine]bool{}, live: map[string]func(){}}
 	seen := map[string]bool{}
 	for _, host := range hosts {
 		if host.Engine == nil {
@@ -91,6 +90,11 @@ func NewHosts(hosts []Host, log io.Writer) (*Hosts, error) {
 		}
 		h.hosts = append(h.hosts, &hostSlot{Host: host})
 	}
+	var slots []*placeSlot
+	for _, s := range h.hosts {
+		slots = append(slots, &placeSlot{name: s.Engine.name, machine: s.Machine, capacity: s.Capacity, lost: s.Engine.Lost, host: s})
+	}
+	h.places = newPlaces(slots)
 	return h, nil
 }
 
@@ -141,34 +145,79 @@ func (h *Hosts) Transfers() int {
 }
 
 // Start starts a container on an engine with free capacity, waiting for
-// one while all are full. A failure that the engine's silence explains
-// drains that engine and tries another; with no live engine left, the
-// error wraps ErrEngineLost.
+// a place while all are full; places go to waiters by spec.Class (a
+// grading container's is ClassGrade), see places. A failure that the
+// engine's silence explains drains that engine and tries another; with no
+// live engine left, the error wraps ErrEngineLost.
 func (h *Hosts) Start(ctx context.Context, spec Spec) (*Container, error) {
 	for {
-		slot, err := h.acquire(ctx, spec.Near)
+		g, err := h.places.acquire(ctx, wantOf(spec))
 		if err != nil {
 			return nil, err
 		}
-		c, err := h.startOn(ctx, slot, spec)
-		if err == nil {
-			return c, nil
+		c, retry, err := h.startGranted(ctx, g, spec)
+		if !retry {
+			return c, err
 		}
-		h.free(slot)
-		if errors.Is(err, ErrImageMismatch) {
-			// An engine that cannot hold our image runs nothing of ours.
-			slot.Engine.lost.Store(true)
-			h.drained(slot, err)
-			continue
-		}
-		if ctx.Err() != nil || slot.Engine.Alive(ctx) {
-			return nil, err
-		}
-		h.drained(slot, err)
 	}
 }
 
-func (h *Hosts) startOn(ctx context.Context, slot *hostSlot, spec Spec) (*Container, error) {
+// StartIfFree starts a container ahead of need (ClassAhead) only when a
+// place is free and nobody waits for one; ok is false when none is (no
+// container, no error).
+func (h *Hosts) StartIfFree(ctx context.Context, spec Spec) (c *Container, ok bool, err error) {
+	spec.Class = ClassAhead
+	g, ok := h.places.tryAcquire(wantOf(spec))
+	if !ok {
+		return nil, false, nil
+	}
+	c, _, err = h.startGranted(ctx, g, spec)
+	return c, err == nil, err
+}
+
+// wantOf is the place request of spec.
+func wantOf(spec Spec) placeWant {
+	w := placeWant{class: spec.Class, near: spec.Near, yield: spec.Yield, promote: spec.Promote}
+	if spec.Role == RoleGrader && w.class == ClassAttempt {
+		w.class = ClassGrade
+	}
+	switch {
+	case w.class == ClassGrade:
+		w.what = "grade of attempt " + spec.Attempt
+	case spec.Attempt == "":
+		w.what = "a spare agent container"
+	default:
+		w.what = "agent container of attempt " + spec.Attempt
+	}
+	if w.class != ClassAhead {
+		w.yield, w.promote = nil, nil
+	}
+	return w
+}
+
+// startGranted starts the container on the place granted; retry says the
+// engine was drained and another place should be tried.
+func (h *Hosts) startGranted(ctx context.Context, g *placeGrant, spec Spec) (*Container, bool, error) {
+	slot := g.slot.host
+	c, err := h.startOn(ctx, slot, g, spec)
+	if err == nil {
+		return c, false, nil
+	}
+	g.free()
+	if errors.Is(err, ErrImageMismatch) {
+		// An engine that cannot hold our image runs nothing of ours.
+		slot.Engine.lost.Store(true)
+		h.drained(slot, err)
+		return nil, true, nil
+	}
+	if ctx.Err() != nil || slot.Engine.Alive(ctx) {
+		return nil, false, err
+	}
+	h.drained(slot, err)
+	return nil, true, nil
+}
+
+func (h *Hosts) startOn(ctx context.Context, slot *hostSlot, g *placeGrant, spec Spec) (*Container, error) {
 	h.mu.Lock()
 	img := h.image
 	h.mu.Unlock()
@@ -190,7 +239,7 @@ func (h *Hosts) startOn(ctx context.Context, slot *hostSlot, spec Spec) (*Contai
 			h.mu.Lock()
 			delete(h.live, c.ID)
 			h.mu.Unlock()
-			h.free(slot)
+			g.free()
 		})
 	}
 	h.mu.Lock()
@@ -206,58 +255,16 @@ func (h *Hosts) startOn(ctx context.Context, slot *hostSlot, spec Spec) (*Contai
 	return c, nil
 }
 
-// acquire reserves a place on the best live engine with room.
-func (h *Hosts) acquire(ctx context.Context, near string) (*hostSlot, error) {
-	for {
-		h.mu.Lock()
-		var best *hostSlot
-		live := 0
-		for _, s := range h.hosts {
-			if s.Engine.Lost() || s.Capacity == 0 {
-				continue
-			}
-			live++
-			if s.inUse >= s.Capacity {
-				continue
-			}
-			if best == nil || better(s, best, near) {
-				best = s
-			}
-		}
-		if best != nil {
-			best.inUse++
-			h.mu.Unlock()
-			return best, nil
-		}
-		wait := h.changed
-		h.mu.Unlock()
-		if live == 0 {
-			return nil, fmt.Errorf("%w: no sandbox engine is left (all %d drained)", ErrEngineLost, len(h.hosts))
-		}
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
+// Waiting describes who waits for a sandbox place and who holds them.
+func (h *Hosts) Waiting() string { return h.places.describe(time.Now()) }
+
+// Waiters counts who waits for a sandbox place now.
+func (h *Hosts) Waiters() int {
+	return h.places.Waiters()
 }
 
-// better says whether a is a better place than b: on the wanted machine
-// first, then the smaller share of capacity in use, then the pool's order.
-func better(a, b *hostSlot, near string) bool {
-	if near != "" && (a.Machine == near) != (b.Machine == near) {
-		return a.Machine == near
-	}
-	return a.inUse*b.Capacity < b.inUse*a.Capacity
-}
-
-func (h *Hosts) free(slot *hostSlot) {
-	h.mu.Lock()
-	slot.inUse--
-	close(h.changed)
-	h.changed = make(chan struct{})
-	h.mu.Unlock()
-}
+// LastChange is when a sandbox place was last granted or given back.
+func (h *Hosts) LastChange() time.Time { return h.places.lastChange() }
 
 // drained logs that an engine stopped answering and wakes the waiters so
 // they choose among the rest.
@@ -268,8 +275,6 @@ func (h *Hosts) drained(slot *hostSlot, cause error) {
 		return
 	}
 	h.announced[slot.Engine] = true
-	close(h.changed)
-	h.changed = make(chan struct{})
 	left := 0
 	for _, s := range h.hosts {
 		if !s.Engine.Lost() && s.Capacity > 0 {
@@ -278,6 +283,7 @@ func (h *Hosts) drained(slot *hostSlot, cause error) {
 	}
 	onDrain := h.onDrain
 	h.mu.Unlock()
+	h.places.wake()
 	fmt.Fprintf(h.log, "sandbox engine %s stopped answering (%v): drained; continuing on %d engine(s)\n", slot.Engine.name, cause, left)
 	if onDrain != nil {
 		onDrain(slot.Engine.name, cause)
