@@ -44,10 +44,10 @@ type Hosts struct {
 	places *Places
 	log    io.Writer
 
-	mu      sync.Mutex
-	image   *BuiltImage
-	loads   map[*Engine]*imageLoad
-	sent    int
+	mu    sync.Mutex
+	image *BuiltImage
+	loads map[*Engine]*imageLoad
+	sent  int
 	// live maps the pool's containers (by ID) to their releases, so that
 	// a prune frees the places of what it removed.
 	live map[string]func()
