@@ -131,7 +131,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	defer r.closeHosts()
 	if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
 		pool.OnDrain(func(engine string, cause error) {
-			r.store.Log(runstore.Event{Kind: evalctl.EventEngineDrained, Detail: fmt.Sprintf("sandbox engine %s stopped answering (%v); the run continued on the others", engine, cause)})
+			r.store.Log(runstore.Event{Kind: evalctl.EventEngineDrained, Detail: fmt.Sprintf("sandbox engine %s %s; the run continued on the others", engine, sandbox.DrainCause(cause))})
 		})
 	}
 	err = r.execute(ctx)

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/api/types/image"
 )
 
 // Host is one engine of a pool and how many containers it may run at once.
@@ -284,10 +283,19 @@ func (h *Hosts) drained(slot *hostSlot, cause error) {
 	onDrain := h.onDrain
 	h.mu.Unlock()
 	h.places.wake()
-	fmt.Fprintf(h.log, "sandbox engine %s stopped answering (%v): drained; continuing on %d engine(s)\n", slot.Engine.name, cause, left)
+	fmt.Fprintf(h.log, "sandbox engine %s %s: drained; continuing on %d engine(s)\n", slot.Engine.name, DrainCause(cause), left)
 	if onDrain != nil {
 		onDrain(slot.Engine.name, cause)
 	}
+}
+
+// DrainCause says in words why an engine was drained: it refused the
+// run's image (and answers), or it stopped answering.
+func DrainCause(cause error) string {
+	if errors.Is(cause, ErrImageMismatch) {
+		return fmt.Sprintf("was refused (%v)", cause)
+	}
+	return fmt.Sprintf("stopped answering (%v)", cause)
 }
 
 // OnDrain sets a function told of each engine drained (a run records it).
@@ -349,60 +357,81 @@ var ErrImageMismatch = errors.New("sandbox image differs from the source's")
 
 // Transfer makes img (present on src) present on dst by content: when dst
 // already holds img.ID nothing moves (sent is false); otherwise the image
-// is saved from src, loaded into dst and verified (its ID on dst must be
-// img.ID, or the loaded tag is removed and the error wraps
-// ErrImageMismatch).
+// the run registered is saved from src by its ID (never its tag, which
+// another build may have moved), loaded into dst and verified: dst must
+// then hold img.ID, or the error wraps ErrImageMismatch and says what was
+// found and what was expected.
 func Transfer(ctx context.Context, src, dst *Engine, img *BuiltImage) (sent bool, err error) {
 	if id, err := dst.ImageID(ctx, img.ID); err != nil {
 		return false, fmt.Errorf("engine %s: %w", dst.name, err)
 	} else if id == img.ID {
 		return false, nil
 	}
+	if id, err := src.ImageID(ctx, img.ID); err != nil {
+		return false, fmt.Errorf("engine %s: %w", src.name, err)
+	} else if id != img.ID {
+		return false, fmt.Errorf("save image %s from engine %s: the image the run registered is no longer there (removed since?): rebuild it with 'evalctl image build' and resume", shortID(img.ID), src.name)
+	}
 	tctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
 	defer cancel()
-	rc, err := src.cli.ImageSave(tctx, []string{img.Ref})
+	rc, err := src.cli.ImageSave(tctx, []string{img.ID})
 	if err != nil {
-		return false, fmt.Errorf("save image %s from engine %s: %w", img.Ref, src.name, err)
+		return false, fmt.Errorf("save image %s from engine %s: %w", shortID(img.ID), src.name, err)
 	}
 	defer rc.Close()
 	resp, err := dst.cli.ImageLoad(tctx, rc)
 	if err != nil {
-		return true, fmt.Errorf("load image %s into engine %s: %w", img.Ref, dst.name, err)
+		return true, fmt.Errorf("load image %s into engine %s: %w", shortID(img.ID), dst.name, err)
 	}
 	defer resp.Body.Close()
-	if err := loadErrors(resp.Body); err != nil {
-		return true, fmt.Errorf("load image %s into engine %s: %w", img.Ref, dst.name, err)
+	loaded, err := loadResult(resp.Body)
+	if err != nil {
+		return true, fmt.Errorf("load image %s into engine %s: %w", shortID(img.ID), dst.name, err)
 	}
-	got, err := dst.ImageID(ctx, img.Ref)
+	got, err := dst.ImageID(ctx, img.ID)
 	if err != nil {
 		return true, fmt.Errorf("engine %s: %w", dst.name, err)
 	}
 	if got != img.ID {
-		rctx, cancel := context.WithTimeout(ctx, apiTimeout)
-		dst.cli.ImageRemove(rctx, img.Ref, image.RemoveOptions{Force: true})
-		cancel()
-		return true, fmt.Errorf("engine %s: %w: %s loaded as %s, expected %s; refused", dst.name, ErrImageMismatch, img.Ref, shortID(got), shortID(img.ID))
+		return true, mismatch(dst.name, loaded, img.ID)
 	}
 	return true, nil
 }
 
-// loadErrors reads a load's JSON message stream and returns its error.
-func loadErrors(r io.Reader) error {
+// mismatch is the error of a load that did not leave the expected image.
+func mismatch(engine string, loaded []string, expected string) error {
+	found := "nothing"
+	if len(loaded) > 0 {
+		found = strings.Join(loaded, ", ")
+	}
+	return fmt.Errorf("engine %s: %w: found %s after the load, expected image %s; the engine is refused (it answers, but cannot hold the run's image)", engine, ErrImageMismatch, found, shortID(expected))
+}
+
+// loadResult reads a load's JSON message stream: what it says it loaded,
+// or its error.
+func loadResult(r io.Reader) ([]string, error) {
 	dec := json.NewDecoder(r)
+	var loaded []string
 	for {
 		var msg struct {
+			Stream      string `json:"stream"`
 			Error       string `json:"error"`
 			ErrorDetail struct {
 				Message string `json:"message"`
 			} `json:"errorDetail"`
 		}
 		if err := dec.Decode(&msg); err == io.EOF {
-			return nil
+			return loaded, nil
 		} else if err != nil {
-			return err
+			return loaded, err
 		}
 		if msg.Error != "" {
-			return errors.New(msg.Error)
+			return loaded, errors.New(msg.Error)
+		}
+		for _, p := range []string{"Loaded image ID: ", "Loaded image: "} {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(msg.Stream), p); ok {
+				loaded = append(loaded, rest)
+			}
 		}
 	}
 }

@@ -221,7 +221,10 @@ func (p *Places) promote(wt *placeWaiter) {
 }
 
 func (p *Places) insertLocked(wt *placeWaiter) {
-	i := sort.Search(len(p.queue), func(i int) bool { return p.queue[i].class > wt.class })
+	i := sort.Search(len(p.queue), func(i int) bool {
+		q := p.queue[i]
+		return q.class > wt.class || (q.class == wt.class && q.seq > wt.seq)
+	})
 	p.queue = append(p.queue, nil)
 	copy(p.queue[i+1:], p.queue[i:])
 	p.queue[i] = wt
