@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
 )
 
 // Host is one engine of a pool and how many containers it may run at once.

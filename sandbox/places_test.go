@@ -2,8 +2,8 @@ package sandbox
 
 import (
 	"errors"
-	"strings"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
