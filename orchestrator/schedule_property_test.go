@@ -345,3 +345,36 @@ func TestSchedulerNeverHangs(t *testing.T) {
 		}
 	}
 }
+
+// TestPreparedOnADrainedEngineIsDiscarded: a container prepared ahead on
+// an engine drained before its attempt took the device is not used: the
+// claim refuses it (it is removed) and the attempt's container starts on
+// the engine left.
+func TestPreparedOnADrainedEngineIsDiscarded(t *testing.T) {
+	f := newFakeEngines(1, []int{1, 1}, 0)
+	ctx := t.Context()
+	b := newBoxes(ctx, f, sandbox.Spec{Role: sandbox.RoleAgent, Run: "drain"}, 1)
+	e, err := b.prepareBox(ctx, "a1", "e0", sandbox.ClassAhead, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.c.EngineName() != "e0" {
+		t.Fatalf("prepared on %s, want e0 (its device's machine)", e.c.EngineName())
+	}
+	f.kill("e0")
+	if b.claim(e) {
+		t.Fatal("a container on a drained engine was handed to its attempt")
+	}
+	again, err := b.prepareBox(ctx, "a1", "e0", sandbox.ClassAttempt, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.c.EngineName() != "e1" || !b.claim(again) {
+		t.Fatalf("the attempt's new container is on %s (claimed: %v), want e1", again.c.EngineName(), b.claim(again))
+	}
+	b.release(again, "")
+	b.close()
+	if n := f.live.Load(); n != 0 {
+		t.Errorf("%d container(s) left", n)
+	}
+}

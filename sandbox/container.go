@@ -137,6 +137,9 @@ func (c *Container) runnerFor(user string) *userRunner {
 // the container lives, the container is removed: a caller that gives up can
 // never leak one.
 func (e *Engine) Start(ctx context.Context, spec Spec) (*Container, error) {
+	if err := e.barrier(); err != nil {
+		return nil, err
+	}
 	lim := spec.Limits
 	if lim.MemoryBytes == 0 {
 		lim.MemoryBytes = DefaultLimits.MemoryBytes
@@ -351,6 +354,9 @@ const killGrace = 2 * time.Second
 func (c *Container) Exec(ctx context.Context, cmd []string, opt ExecOptions) (*ExecResult, error) {
 	if len(cmd) == 0 {
 		return nil, errors.New("exec: empty command")
+	}
+	if err := c.engine.barrier(); err != nil {
+		return nil, err
 	}
 	timeout := opt.Timeout
 	if timeout <= 0 {

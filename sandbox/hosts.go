@@ -204,7 +204,7 @@ func (h *Hosts) startGranted(ctx context.Context, g *placeGrant, spec Spec) (*Co
 	g.free()
 	if errors.Is(err, ErrImageMismatch) {
 		// An engine that cannot hold our image runs nothing of ours.
-		slot.Engine.lost.Store(true)
+		slot.Engine.MarkLost()
 		h.drained(slot, err)
 		return nil, true, nil
 	}
