@@ -48,6 +48,11 @@ const (
 	// EventEngineDrained is a sandbox engine that stopped answering; the
 	// run went on with the others.
 	EventEngineDrained EventKind = "engine_drained"
+	// EventReplicaOut is a replica of an endpoint pool taken out of
+	// rotation (its health probe failed, or the breaker tripped on it);
+	// EventReplicaBack is its return once a probe passed.
+	EventReplicaOut  EventKind = "replica_out"
+	EventReplicaBack EventKind = "replica_back"
 	// EventStalled is the watchdog stopping a run that made no progress
 	// for its configured time: detail names what waited on what.
 	EventStalled EventKind = "stalled"

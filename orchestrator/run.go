@@ -194,6 +194,7 @@ func (r *runner) execute(ctx context.Context) error {
 	// so by default the whole run has at most Concurrency attempts in
 	// flight; an arm on a pool takes a slot on any of its replicas' devices.
 	devs := newDevicePool(r.plan.Concurrency)
+	devs.rot = newRotation(devs.wake, r.logEvent)
 	r.devs = devs
 	brk := newBreaker(r.plan.Guards.MaxConsecutiveInfraFailures)
 	var wg sync.WaitGroup
@@ -205,6 +206,7 @@ func (r *runner) execute(ctx context.Context) error {
 			firstErr = err
 		}
 		mu.Unlock()
+		devs.stop()
 	}
 	stopped := func() bool {
 		mu.Lock()
@@ -273,7 +275,19 @@ func (r *runner) execute(ctx context.Context) error {
 			if ctx.Err() != nil || a.State == evalctl.Interrupted {
 				return
 			}
-			if why := brk.observe(endpointKey(arm, rep), a.State == evalctl.InfraFailed, a.Error); why != "" {
+			why := brk.observe(endpointKey(arm, rep), a.State == evalctl.InfraFailed, a.Error)
+			if len(reps) > 1 && a.State == evalctl.InfraFailed {
+				// A pool fails over: the replica leaves the rotation when
+				// it is unhealthy (or the breaker tripped on it); the run
+				// stops only when no replica of the arm is left.
+				devs.rot.failed(ctx, arm, rep, why, a.Error)
+				if devs.rot.allOut(reps) {
+					why = fmt.Sprintf("no replica of arm %s is healthy (all %d out of rotation); the last failure: %s", arm.Name, len(reps), a.Error)
+				} else {
+					why = ""
+				}
+			}
+			if why != "" {
 				r.store.Log(runstore.Event{Kind: evalctl.EventEndpointFailing, Attempt: a.ID, Detail: why})
 				record(fmt.Errorf("%w: %s; the run stopped (the attempts not yet run are still planned); once the endpoint answers again, resume with '%s'", ErrEndpointFailing, why, r.resumeCommand()))
 			}
