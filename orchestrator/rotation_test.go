@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -88,5 +89,31 @@ func TestPoolFailsOver(t *testing.T) {
 	defer mu.Unlock()
 	if len(events) < 3 || events[0] != evalctl.EventReplicaOut || events[1] != evalctl.EventReplicaBack {
 		t.Errorf("rotation events %v, want out, back, out...", events)
+	}
+}
+
+// TestLastWriteIsTheRelease: an attempt found running at resume gets its
+// transcript's last write as its endpoint release, when that is after its
+// start; unknown (nil) otherwise.
+func TestLastWriteIsTheRelease(t *testing.T) {
+	dir := t.TempDir()
+	f := dir + "/transcript.jsonl"
+	if err := os.WriteFile(f, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(f, at, at); err != nil {
+		t.Fatal(err)
+	}
+	before := at.Add(-time.Minute)
+	if got := lastWrite(f, &before); got == nil || !got.Equal(at.UTC()) {
+		t.Errorf("release %v, want the transcript's last write %v", got, at)
+	}
+	after := at.Add(time.Minute)
+	if got := lastWrite(f, &after); got != nil {
+		t.Errorf("release %v for a transcript not written since the start, want unknown", got)
+	}
+	if got := lastWrite(dir+"/none", &before); got != nil {
+		t.Errorf("release %v without a transcript, want unknown", got)
 	}
 }
