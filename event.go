@@ -53,6 +53,10 @@ const (
 	// EventReplicaBack is its return once a probe passed.
 	EventReplicaOut  EventKind = "replica_out"
 	EventReplicaBack EventKind = "replica_back"
+	// EventSchedule closes a runner session: detail says how long its
+	// containers waited for sandbox places (total over how many, longest)
+	// and its longest time without progress.
+	EventSchedule EventKind = "schedule"
 	// EventStalled is the watchdog stopping a run that made no progress
 	// for its configured time: detail names what waited on what.
 	EventStalled EventKind = "stalled"

@@ -188,6 +188,7 @@ func (r *runner) execute(ctx context.Context) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	r.watch(ctx, stop)
+	defer r.logSchedule()
 	r.boxes = newBoxes(ctx, engineBoxes{r.opts.Engine}, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}, len(todo))
 	defer r.boxes.close()
 	// Concurrency slots per device label: arms without a label share one,

@@ -34,6 +34,8 @@ type watchdog struct {
 
 	mu   sync.Mutex
 	last time.Time
+	// longest is the longest time between two progress marks so far.
+	longest time.Duration
 }
 
 func newWatchdog(after time.Duration, describe func() string, clocks ...func() time.Time) *watchdog {
@@ -45,9 +47,20 @@ func newWatchdog(after time.Duration, describe func() string, clocks ...func() t
 
 // progress records that the run moved.
 func (w *watchdog) progress() {
+	now := time.Now()
+	gap := now.Sub(w.latest())
 	w.mu.Lock()
-	w.last = time.Now()
+	w.last = now
+	w.longest = max(w.longest, gap)
 	w.mu.Unlock()
+}
+
+// stillest is the longest time without progress so far, up to now.
+func (w *watchdog) stillest() time.Duration {
+	gap := time.Since(w.latest())
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return max(w.longest, gap)
 }
 
 // latest is the last progress from any source.
@@ -102,6 +115,21 @@ func (r *runner) watch(ctx context.Context, stop context.CancelCauseFunc) {
 		r.store.Log(runstore.Event{Kind: evalctl.EventStalled, Detail: why})
 		stop(fmt.Errorf("%w: %s", ErrStalled, why))
 	})
+}
+
+// logSchedule writes the session's scheduling figures to the event log:
+// time waiting for sandbox places (a pool of engines only; one engine has
+// no count of places) and the longest time without progress.
+func (r *runner) logSchedule() {
+	if r.watchdog == nil {
+		return
+	}
+	d := fmt.Sprintf("longest without progress %.1f s", r.watchdog.stillest().Seconds())
+	if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
+		total, n, longest := pool.Waited()
+		d = fmt.Sprintf("waited for sandbox places %.1f s over %d grant(s), longest %.1f s; %s", total.Seconds(), n, longest.Seconds(), d)
+	}
+	r.store.Log(runstore.Event{Kind: evalctl.EventSchedule, Detail: d})
 }
 
 // progress tells the run's watchdog the run moved (no-op before the run

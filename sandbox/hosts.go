@@ -256,6 +256,10 @@ func (h *Hosts) startOn(ctx context.Context, slot *hostSlot, g *placeGrant, spec
 // Waiting describes who waits for a sandbox place and who holds them.
 func (h *Hosts) Waiting() string { return h.places.describe(time.Now()) }
 
+// Waited is the time the pool's containers waited for a place (see
+// Places.Waited).
+func (h *Hosts) Waited() (time.Duration, int, time.Duration) { return h.places.Waited() }
+
 // Waiters counts who waits for a sandbox place now.
 func (h *Hosts) Waiters() int {
 	return h.places.Waiters()

@@ -52,6 +52,10 @@ type Places struct {
 	seq   uint64
 	held  map[*placeGrant]bool // every granted place
 	last  time.Time            // the last grant or free
+	// waited sums the time waiters spent before their grant, over waits
+	// grants; longest is the longest one.
+	waited, longest time.Duration
+	waits           int
 }
 
 // placeSlot is one engine's places.
@@ -162,6 +166,14 @@ func (p *Places) Describe() string { return p.describe(time.Now()) }
 
 // LastChange is when a place was last granted or given back.
 func (p *Places) LastChange() time.Time { return p.lastChange() }
+
+// Waited is the time spent waiting for places: in total, over how many
+// grants (a place granted at once counts, with no wait), and the longest.
+func (p *Places) Waited() (total time.Duration, grants int, longest time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.waited, p.waits, p.longest
+}
 
 // acquire waits for a place of class w.class; the error wraps
 // ErrEngineLost when no engine with capacity is left.
@@ -314,7 +326,12 @@ func (p *Places) dispatchLocked() {
 			return
 		}
 		p.queue = p.queue[1:]
-		w.ready <- placeResult{g: p.grantLocked(s, w.placeWant)}
+		g := p.grantLocked(s, w.placeWant)
+		d := g.since.Sub(w.since)
+		p.waited += d
+		p.longest = max(p.longest, d)
+		p.waits++
+		w.ready <- placeResult{g: g}
 	}
 }
 
