@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/orchestrator/agent"
 	"github.com/evalctl/evalctl/sandbox"
 )
@@ -25,6 +26,15 @@ type agentBox interface {
 }
 
 var _ agentBox = (*sandbox.Container)(nil)
+
+// The run's sandboxes are one engine or a pool of engines, for the runner
+// and its grader alike.
+var (
+	_ Sandboxes     = (*sandbox.Engine)(nil)
+	_ Sandboxes     = (*sandbox.Hosts)(nil)
+	_ grader.Engine = (*sandbox.Engine)(nil)
+	_ grader.Engine = (*sandbox.Hosts)(nil)
+)
 
 // boxStarter starts agent containers for the runner: one engine or a pool
 // of engines (engineBoxes), or a fake in the scheduler's unit tests.
