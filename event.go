@@ -52,6 +52,18 @@ const (
 	// EventEngineDrained is a sandbox engine that stopped answering; the
 	// run went on with the others.
 	EventEngineDrained EventKind = "engine_drained"
+	// EventReplicaOut is a replica of an endpoint pool taken out of
+	// rotation (its health probe failed, or the breaker tripped on it);
+	// EventReplicaBack is its return once a probe passed.
+	EventReplicaOut  EventKind = "replica_out"
+	EventReplicaBack EventKind = "replica_back"
+	// EventSchedule closes a runner session: detail says how long its
+	// containers waited for sandbox places (total over how many, longest)
+	// and its longest time without progress.
+	EventSchedule EventKind = "schedule"
+	// EventStalled is the watchdog stopping a run that made no progress
+	// for its configured time: detail names what waited on what.
+	EventStalled EventKind = "stalled"
 	// EventIdentityFailed is a started model server that would not say
 	// who it is; the work went on without its identity.
 	EventIdentityFailed EventKind = "identity_failed"

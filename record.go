@@ -141,9 +141,11 @@ type Attempt struct {
 	// slot back: right after its last model response (or its failure),
 	// before grading, which runs off the endpoint's critical path. The
 	// attempt held the endpoint over [started_at, endpoint_released_at];
-	// overlaps on a device are counted over that interval. Absent for an
-	// attempt the runner never ran, one killed before it got there, and
-	// records from before it was recorded.
+	// overlaps on a device are counted over that interval. For an attempt
+	// found running at resume (its runner was killed) it is its
+	// transcript's last write: its last model response or command result.
+	// Absent for an attempt the runner never ran, one killed before its
+	// first response, and records from before it was recorded.
 	EndpointReleasedAt *time.Time `json:"endpoint_released_at,omitempty"`
 	// Replica is the base URL of the replica of the arm's endpoint pool
 	// the attempt ran on; empty for arms without a pool.

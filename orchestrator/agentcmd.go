@@ -45,7 +45,7 @@ type phaseRunner interface {
 // phase after phase, behind its recording proxy.
 type commandAgent struct {
 	cmd   *evalctl.AgentCommand
-	box   *sandbox.Container
+	box   commandBox
 	proxy *proxy.Proxy
 	srv   *http.Server
 	rec   *evalctl.AgentRecord
@@ -58,7 +58,17 @@ type commandAgent struct {
 // startCommandAgent serves the attempt's proxy on the container's socket,
 // starts the forwarder, identifies the agent and writes its
 // configuration files.
-func startCommandAgent(ctx context.Context, arm *Arm, box *sandbox.Container, pcfg proxy.Config) (*commandAgent, error) {
+// commandBox is what an agent command needs of its container: commands,
+// the proxy's socket directory, and ending every process it left.
+type commandBox interface {
+	agent.Sandbox
+	ProxySocket() string
+	KillAll(ctx context.Context)
+}
+
+var _ commandBox = (*sandbox.Container)(nil)
+
+func startCommandAgent(ctx context.Context, arm *Arm, box commandBox, pcfg proxy.Config) (*commandAgent, error) {
 	sock := box.ProxySocket()
 	if sock == "" {
 		return nil, errors.New("agent command: the container has no proxy socket")

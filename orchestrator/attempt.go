@@ -34,7 +34,9 @@ func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, p
 	}
 	c := r.suite.Case(a.Case)
 	// The attempt starts once its start work is done: until then its
-	// device has no request of it to serve.
+	// device has no request of it to serve. Its container, if still
+	// waiting for a sandbox place, now waits as the device's.
+	prep.need()
 	prep.wait()
 	// In flight from before its start time until after its endpoint
 	// release: every attempt whose recorded [started_at,
@@ -48,6 +50,8 @@ func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, p
 	}
 	r.store.Log(runstore.Event{Kind: evalctl.EventStart, Attempt: a.ID, Detail: fmt.Sprintf("slot %d %s %s %s", a.Slot, a.Arm, a.Case, a.Repeat)})
 	r.prog.begin(a)
+	r.progress()
+	defer r.progress()
 	var out attemptOutcome
 	// release ends the attempt's hold on its endpoint and device: from
 	// here on only grading is left, which needs neither. The slot is
@@ -96,7 +100,7 @@ func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, p
 	switch {
 	case ctx.Err() != nil:
 		a.State = evalctl.Interrupted
-		a.Error = "cancelled by the user (Ctrl-C); run again on resume"
+		a.Error = interruption(ctx)
 		a.Measurements = nil
 	case out.infra != nil:
 		a.State = evalctl.InfraFailed
@@ -131,30 +135,41 @@ type attemptOutcome struct {
 // agentEngineLost names the cause of an attempt's infrastructure failure
 // err when it is the agent's engine going silent, and drains that engine
 // from a pool; otherwise err is returned as it is.
-func (r *runner) agentEngineLost(ctx context.Context, box *sandbox.Container, err error) error {
+func (r *runner) agentEngineLost(ctx context.Context, box agentBox, err error) error {
 	if ctx.Err() != nil || !box.EngineLost(ctx) {
 		return err
 	}
 	if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
-		pool.Drain(ctx, box)
+		if c, ok := box.(*sandbox.Container); ok {
+			pool.Drain(ctx, c)
+		}
 	}
 	return fmt.Errorf("%w: engine %s (the attempt's agent sandbox): %v", sandbox.ErrEngineLost, box.EngineName(), err)
 }
 
-// runAttempt runs the agent and grades its answers; it calls
-// releaseEndpoint as soon as the last model response has arrived, so that
-// the next attempt on the device starts while this one is graded.
-func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, baseURL string, c *tasks.Case, prep *preparation, releaseEndpoint func()) (out attemptOutcome) {
-	client := model.New(model.Config{BaseURL: baseURL, APIKey: apiKey(arm)})
-	if prep != nil && prep.err == nil && prep.box != nil && !r.boxes.near(prep.box, a.Device) {
+// onDevice makes the attempt's start work ready once it holds its device:
+// a container prepared ahead is claimed when it is near the device, still
+// holds its place and its engine was not drained; otherwise the start work
+// is done now, as the device's (ClassAttempt).
+func (r *runner) onDevice(ctx context.Context, a *evalctl.Attempt, arm *Arm, baseURL string, client *model.Client, prep *preparation) *preparation {
+	if prep != nil && prep.err == nil && prep.box != nil && (!r.boxes.near(prep.box.c, a.Device) || !r.boxes.claim(prep.box)) {
 		// Prepared before the replica (and so the machine) was known, on
-		// an engine away from it: the agent container goes near its
-		// endpoint, as the plan's sandbox hosts ask.
+		// an engine away from it (the agent container goes near its
+		// endpoint, as the plan's sandbox hosts ask), or on an engine
+		// drained since, or its place was given to a higher class.
 		prep.discard()
+		prep = nil
+	}
+	if prep != nil && errors.Is(prep.err, errYielded) {
 		prep = nil
 	}
 	if prep == nil {
 		prep = r.prepareNow(ctx, a, arm, baseURL)
+		if prep.err == nil && !r.boxes.claim(prep.box) {
+			engine := prep.box.c.EngineName()
+			prep.discard()
+			prep.err = fmt.Errorf("agent sandbox: %w: engine %s was drained as the attempt started", sandbox.ErrEngineLost, engine)
+		}
 	} else if prep.err == nil && prep.info == nil {
 		// Prepared before the replica (or the profile's server) was known:
 		// only the identity is left.
@@ -162,18 +177,28 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 			prep.discard()
 		}
 	}
+	return prep
+}
+
+// runAttempt runs the agent and grades its answers; it calls
+// releaseEndpoint as soon as the last model response has arrived, so that
+// the next attempt on the device starts while this one is graded.
+func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, baseURL string, c *tasks.Case, prep *preparation, releaseEndpoint func()) (out attemptOutcome) {
+	client := model.New(model.Config{BaseURL: baseURL, APIKey: apiKey(arm)})
+	prep = r.onDevice(ctx, a, arm, baseURL, client, prep)
 	if prep.err != nil {
 		return attemptOutcome{infra: prep.err}
 	}
 	a.Endpoint = prep.info
-	box := prep.box
+	entry := prep.box
 	prep.box = nil // this attempt's from here on
+	box := entry.c
 	a.SandboxEngine = box.EngineName()
 	released := false
 	release := func() {
 		if !released {
 			released = true
-			r.boxes.release(box, a.Device)
+			r.boxes.release(entry, a.Device)
 		}
 	}
 	defer release()
@@ -189,7 +214,7 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		return attemptOutcome{infra: err}
 	}
 	defer tf.Close()
-	loop, cmdAgent, err := r.agentFor(ctx, arm, a, client, box, io.MultiWriter(tf, r.prog.transcriptTap(a)))
+	loop, cmdAgent, err := r.agentFor(ctx, arm, a, client, box, io.MultiWriter(tf, r.prog.transcriptTap(a), progressWriter{r}))
 	if err != nil {
 		return attemptOutcome{infra: err}
 	}
@@ -281,7 +306,7 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 
 // agentFor builds the attempt's agent: the built-in loop, or the arm's
 // agent command behind its recording proxy (cmd non-nil).
-func (r *runner) agentFor(ctx context.Context, arm *Arm, a *evalctl.Attempt, client *model.Client, box *sandbox.Container, tr io.Writer) (phaseRunner, *commandAgent, error) {
+func (r *runner) agentFor(ctx context.Context, arm *Arm, a *evalctl.Attempt, client *model.Client, box agentBox, tr io.Writer) (phaseRunner, *commandAgent, error) {
 	b := agent.Budgets{WallTime: seconds(*arm.Budgets.WallSeconds), GeneratedTokens: *arm.Budgets.GeneratedTokens, ToolCalls: *arm.Budgets.ToolCalls}
 	if arm.Agent == nil {
 		loop, err := agent.New(agent.Config{

@@ -2,10 +2,115 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
+	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/sandbox"
 )
+
+// agentBox is what the runner calls on an attempt's agent container: the
+// agent's commands, the starter copy, snapshots, removal and where it runs.
+type agentBox interface {
+	commandBox
+	CopyIn(ctx context.Context, dir string, entries []sandbox.Entry) error
+	Snapshot(ctx context.Context, dir string, skip func(name string) bool) (*sandbox.Snapshot, error)
+	Remove(ctx context.Context) error
+	EngineName() string
+	// EngineLost asks the engine whether it still answers.
+	EngineLost(ctx context.Context) bool
+	// Drained says, without asking, whether the engine was drained.
+	Drained() bool
+}
+
+var _ agentBox = (*sandbox.Container)(nil)
+
+// The run's sandboxes are one engine or a pool of engines, for the runner
+// and its grader alike.
+var (
+	_ Sandboxes     = (*sandbox.Engine)(nil)
+	_ Sandboxes     = (*sandbox.Hosts)(nil)
+	_ grader.Engine = (*sandbox.Engine)(nil)
+	_ grader.Engine = (*sandbox.Hosts)(nil)
+)
+
+// boxStarter starts agent containers for the runner: one engine or a pool
+// of engines (engineBoxes), or a fake in the scheduler's unit tests.
+type boxStarter interface {
+	// Start waits for a place of spec.Class and starts a container there.
+	Start(ctx context.Context, spec sandbox.Spec) (agentBox, error)
+	// StartIfFree starts a container ahead of need only into a place that
+	// is free and nobody waits for; ok is false when there is none.
+	StartIfFree(ctx context.Context, spec sandbox.Spec) (c agentBox, ok bool, err error)
+	// Waiting says whether anyone waits for a place now.
+	Waiting() bool
+	// EngineFor is the engine containers near a device go to ("": any).
+	EngineFor(near string) string
+}
+
+// engineBoxes is a boxStarter over the run's Sandboxes.
+type engineBoxes struct{ s Sandboxes }
+
+var _ boxStarter = engineBoxes{}
+
+func (e engineBoxes) Start(ctx context.Context, spec sandbox.Spec) (agentBox, error) {
+	c, err := e.s.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (e engineBoxes) StartIfFree(ctx context.Context, spec sandbox.Spec) (agentBox, bool, error) {
+	if h, ok := e.s.(*sandbox.Hosts); ok {
+		c, ok, err := h.StartIfFree(ctx, spec)
+		if !ok {
+			return nil, false, err
+		}
+		return c, true, nil
+	}
+	// One engine has no count of places: nobody waits for one.
+	c, err := e.Start(ctx, spec)
+	return c, err == nil, err
+}
+
+func (e engineBoxes) Waiting() bool {
+	if h, ok := e.s.(*sandbox.Hosts); ok {
+		return h.Waiters() > 0
+	}
+	return false
+}
+
+func (e engineBoxes) EngineFor(near string) string {
+	if h, ok := e.s.(*sandbox.Hosts); ok {
+		return h.EngineFor(near)
+	}
+	return ""
+}
+
+// errYielded means a container started ahead of need gave its place back
+// to a higher class of waiter (see sandbox.ClassAhead): the attempt starts
+// its agent container when it takes its device. Not a failure.
+var errYielded = errors.New("the container started ahead gave its place back")
+
+type boxState int
+
+const (
+	boxStarting boxState = iota // being started
+	boxSpare                    // started ahead, nobody's yet
+	boxTaken                    // an attempt's start work is filling it
+	boxPrepared                 // filled, waiting for its attempt's device
+	boxInUse                    // the attempt runs in it
+	boxGone                     // removed (or being removed)
+)
+
+// boxEntry is one agent container and where it is in its life.
+type boxEntry struct {
+	c     agentBox
+	state boxState
+	yield bool // asked to give its place back while starting or being filled
+}
 
 // boxes hands attempts their agent containers. Starting one is most of a
 // second of engine work and removing one a few hundred milliseconds; while
@@ -14,79 +119,183 @@ import (
 // removed in the background, so neither adds to the cohort's wall time.
 // A container started ahead is identical to one started on demand (same
 // image, limits and run label) except that it carries no attempt label.
+//
+// Containers started ahead of need (spares, and an attempt's start work
+// before its device is free) take places as sandbox.ClassAhead: only
+// places nobody waits for, given back when asked (yield). A spare is
+// taken by the next attempt that wants one or removed; it never holds a
+// place someone waits for.
 type boxes struct {
 	ctx    context.Context
-	engine starter
+	engine boxStarter
 	spec   sandbox.Spec
 
 	mu       sync.Mutex
 	waiting  int // attempts that have not taken a container yet
-	starting int // containers being started ahead
-	spares   []*sandbox.Container
+	starting int // spares being started
+	spares   []*boxEntry
 	closed   bool
 	bg       sync.WaitGroup
 }
 
-// starter starts containers: one engine or a pool.
-type starter interface {
-	Start(ctx context.Context, spec sandbox.Spec) (*sandbox.Container, error)
-}
-
-func newBoxes(ctx context.Context, engine starter, spec sandbox.Spec, waiting int) *boxes {
+func newBoxes(ctx context.Context, engine boxStarter, spec sandbox.Spec, waiting int) *boxes {
 	return &boxes{ctx: ctx, engine: engine, spec: spec, waiting: waiting}
 }
 
-// take returns a container for the attempt: one started ahead if there is
-// one, otherwise a new one.
-// near is the attempt's device, which a pool of engines places the
-// container near.
-func (b *boxes) take(ctx context.Context, attempt, near string) (*sandbox.Container, error) {
+// take returns a container for the attempt: a spare if there is one,
+// otherwise a new one with a place of class (ClassAhead: start work ahead
+// of the device, promote closed once the attempt holds it; ClassAttempt:
+// the attempt holds its device). near is the
+// attempt's device, which a pool of engines places the container near.
+func (b *boxes) take(ctx context.Context, attempt, near string, class sandbox.Class, promote <-chan struct{}) (*boxEntry, error) {
 	// On a pool, a spare is taken only from the engine the attempt's
 	// device prefers (when one does).
-	want := b.engineFor(near)
+	want := b.engine.EngineFor(near)
 	b.mu.Lock()
 	b.waiting--
 	for i := len(b.spares) - 1; i >= 0; i-- {
-		c := b.spares[i]
-		if want != "" && c.EngineName() != want {
+		e := b.spares[i]
+		if want != "" && e.c.EngineName() != want {
 			continue
 		}
 		b.spares = append(b.spares[:i], b.spares[i+1:]...)
+		e.state = boxTaken
 		b.mu.Unlock()
-		return c, nil
+		return e, nil
 	}
 	b.mu.Unlock()
+	e := &boxEntry{state: boxStarting}
 	spec := b.spec
-	spec.Attempt, spec.Near = attempt, near
-	return b.engine.Start(ctx, spec)
-}
-
-// near says whether c is where a pool of engines would place a container
-// for device (always, on one engine or when no engine is on its machine).
-func (b *boxes) near(c *sandbox.Container, device string) bool {
-	want := b.engineFor(device)
-	return want == "" || c.EngineName() == want
-}
-
-// engineFor is the engine a pool places containers of device on ("": any,
-// and always on one engine).
-func (b *boxes) engineFor(device string) string {
-	if p, ok := b.engine.(interface{ EngineFor(near string) string }); ok {
-		return p.EngineFor(device)
+	spec.Attempt, spec.Near, spec.Class = attempt, near, class
+	if class == sandbox.ClassAhead {
+		spec.Yield = func() bool { return b.yield(e) }
+		spec.Promote = promote
 	}
-	return ""
+	c, err := b.engine.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	e.c = c
+	if e.yield {
+		e.state = boxGone
+		b.mu.Unlock()
+		b.remove(c)
+		return nil, errYielded
+	}
+	e.state = boxTaken
+	b.mu.Unlock()
+	return e, nil
 }
 
-// release removes a used container in the background and starts the next
-// one if an attempt is still waiting for it (near the device the last one
-// ran on, likely the next attempt's).
-func (b *boxes) release(c *sandbox.Container, near string) {
+// prepareBox takes a container for the attempt and fills it (the starter
+// workspace); errYielded when its place went to a higher class meanwhile.
+// On any error no container is left held.
+func (b *boxes) prepareBox(ctx context.Context, attempt, near string, class sandbox.Class, promote <-chan struct{}, fill func(agentBox) error) (*boxEntry, error) {
+	e, err := b.take(ctx, attempt, near, class, promote)
+	if errors.Is(err, errYielded) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agent sandbox would not start: %w", err)
+	}
+	if fill != nil {
+		if err := fill(e.c); err != nil {
+			b.release(e, near)
+			return nil, err
+		}
+	}
+	if err := b.prepared(e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// prepared marks a taken container filled; false when it was asked to
+// give its place back meanwhile (it is removed, the error is errYielded).
+func (b *boxes) prepared(e *boxEntry) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e.yield || e.state != boxTaken {
+		b.goneLocked(e)
+		return errYielded
+	}
+	e.state = boxPrepared
+	return nil
+}
+
+// claim hands a prepared container to its attempt, which now holds its
+// device; false when the container gave its place back, or its engine was
+// drained (drain is a barrier: nothing more goes to that engine; the
+// container is removed and the attempt starts another).
+func (b *boxes) claim(e *boxEntry) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e.state == boxPrepared && !e.c.Drained() {
+		e.state = boxInUse
+	}
+	if e.state != boxInUse {
+		b.goneLocked(e)
+		return false
+	}
+	return true
+}
+
+// yield is a container's answer to a pool asking for its place back.
+func (b *boxes) yield(e *boxEntry) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch e.state {
+	case boxStarting, boxTaken:
+		e.yield = true // removed once started or filled
+		return true
+	case boxSpare:
+		for i, s := range b.spares {
+			if s == e {
+				b.spares = append(b.spares[:i], b.spares[i+1:]...)
+			}
+		}
+		b.goneLocked(e)
+		return true
+	case boxPrepared:
+		b.goneLocked(e)
+		return true
+	}
+	return false
+}
+
+// goneLocked removes e's container in the background (once).
+func (b *boxes) goneLocked(e *boxEntry) {
+	if e.state == boxGone {
+		return
+	}
+	e.state = boxGone
+	if e.c != nil {
+		b.remove(e.c)
+	}
+}
+
+func (b *boxes) remove(c agentBox) {
 	b.bg.Add(1)
 	go func() {
 		defer b.bg.Done()
 		c.Remove(context.WithoutCancel(b.ctx))
 	}()
+}
+
+// near says whether c is where a pool of engines would place a container
+// for device (always, on one engine or when no engine is on its machine).
+func (b *boxes) near(c agentBox, device string) bool {
+	want := b.engine.EngineFor(device)
+	return want == "" || c.EngineName() == want
+}
+
+// release removes a used (or unused) container in the background and
+// starts a spare if an attempt is still waiting for one (near the device
+// the last one ran on, likely the next attempt's).
+func (b *boxes) release(e *boxEntry, near string) {
 	b.mu.Lock()
+	b.goneLocked(e)
 	if b.closed || b.ctx.Err() != nil || b.waiting <= len(b.spares)+b.starting {
 		b.mu.Unlock()
 		return
@@ -96,21 +305,32 @@ func (b *boxes) release(c *sandbox.Container, near string) {
 	b.bg.Add(1)
 	go func() {
 		defer b.bg.Done()
-		spec := b.spec
-		spec.Near = near
-		c, err := b.engine.Start(b.ctx, spec)
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.starting--
-		if err != nil {
-			return // the attempt that needs one starts it and reports the error
-		}
-		if b.closed {
-			c.Remove(context.WithoutCancel(b.ctx))
-			return
-		}
-		b.spares = append(b.spares, c)
+		b.startSpare(near)
 	}()
+}
+
+// startSpare starts a container ahead of need, only into a free place
+// nobody waits for; it is kept for the next attempt, or removed when the
+// run ends, it was asked for its place, or someone waits for a place.
+func (b *boxes) startSpare(near string) {
+	s := &boxEntry{state: boxStarting}
+	spec := b.spec
+	spec.Near, spec.Class = near, sandbox.ClassAhead
+	spec.Yield = func() bool { return b.yield(s) }
+	c, ok, _ := b.engine.StartIfFree(b.ctx, spec)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.starting--
+	if !ok {
+		return // the attempt that needs one starts it and reports an error
+	}
+	s.c = c
+	if b.closed || s.yield || b.engine.Waiting() {
+		b.goneLocked(s)
+		return
+	}
+	s.state = boxSpare
+	b.spares = append(b.spares, s)
 }
 
 // close waits for background starts and removals and removes the spares
@@ -121,10 +341,10 @@ func (b *boxes) close() {
 	b.mu.Unlock()
 	b.bg.Wait()
 	b.mu.Lock()
-	spares := b.spares
+	for _, s := range b.spares {
+		b.goneLocked(s)
+	}
 	b.spares = nil
 	b.mu.Unlock()
-	for _, c := range spares {
-		c.Remove(context.WithoutCancel(b.ctx))
-	}
+	b.bg.Wait()
 }

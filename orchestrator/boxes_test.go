@@ -21,10 +21,10 @@ func TestBoxesStartTheNextAhead(t *testing.T) {
 	ctx := context.Background()
 	run := sandboxtest.RunLabel(t)
 	labels := map[string]string{sandbox.LabelRun: run}
-	b := newBoxes(ctx, eng, sandbox.Spec{Image: img.Ref, Role: sandbox.RoleAgent, Run: run}, 2)
+	b := newBoxes(ctx, engineBoxes{eng}, sandbox.Spec{Image: img.Ref, Role: sandbox.RoleAgent, Run: run}, 2)
 	defer b.close()
 
-	first, err := b.take(ctx, "attempt-1", "")
+	first, err := b.take(ctx, "attempt-1", "", sandbox.ClassAhead, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,15 +36,15 @@ func TestBoxesStartTheNextAhead(t *testing.T) {
 		ready := len(b.spares) == 1
 		b.mu.Unlock()
 		ids, _ = eng.List(ctx, labels)
-		return ready && !slices.Contains(ids, first.ID)
+		return ready && !slices.Contains(ids, id(first))
 	}) {
 		t.Fatalf("no container started ahead, or the used one not removed: containers %v", ids)
 	}
-	second, err := b.take(ctx, "attempt-2", "")
+	second, err := b.take(ctx, "attempt-2", "", sandbox.ClassAhead, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.ID == first.ID {
+	if id(second) == id(first) {
 		t.Fatal("the used container was handed out again")
 	}
 	b.mu.Lock()
@@ -54,7 +54,7 @@ func TestBoxesStartTheNextAhead(t *testing.T) {
 		t.Fatalf("%d containers left ahead after the second take, want the one taken", spare)
 	}
 	// The container started ahead works like any other.
-	res, err := second.Exec(ctx, []string{"sh", "-c", "echo ok > /workspace/f && cat /workspace/f"}, sandbox.ExecOptions{Timeout: 10 * time.Second})
+	res, err := second.c.Exec(ctx, []string{"sh", "-c", "echo ok > /workspace/f && cat /workspace/f"}, sandbox.ExecOptions{Timeout: 10 * time.Second})
 	if err != nil || res.ExitCode != 0 || string(res.Stdout) != "ok\n" {
 		t.Fatalf("exec in the container started ahead: %+v %v", res, err)
 	}
@@ -70,3 +70,5 @@ func TestBoxesStartTheNextAhead(t *testing.T) {
 		t.Errorf("containers left after close: %v", ids)
 	}
 }
+
+func id(e *boxEntry) string { return e.c.(*sandbox.Container).ID }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
@@ -257,5 +258,37 @@ func TestKillingAnEngineMidRunLosesNoAttempt(t *testing.T) {
 		if completed != 1 {
 			t.Errorf("%s: %d completed attempts, want exactly 1", k, completed)
 		}
+	}
+}
+
+// TestCapacityTwoCohortNeverHangs is the reported hang: on one engine with
+// capacity 2 and no failure at all, a 16-attempt cohort (two in flight,
+// two grades at once) stopped after 3 attempts with both places held by
+// unused spares. Every attempt now completes; were the run stuck, the
+// watchdog would stop it (ErrStalled) instead of hanging the test.
+func TestCapacityTwoCohortNeverHangs(t *testing.T) {
+	sandboxtest.Long(t)
+	eng, img := sandboxtest.Engine(t)
+	srv := startScripted(t, scripted.Config{})
+	repeats := ""
+	for i := range 16 {
+		repeats += fmt.Sprintf("{label: r%d, seed: %d}, ", i+1, i+1)
+	}
+	suite, _ := filepath.Abs(fixtureSuite)
+	p := fmt.Sprintf("suite: %s\ncases: [adder]\nrepeats: [%s]\nconcurrency: 2\narms:\n  - {name: ref, endpoint: {model: reference, base_url: %q}, max_tokens: 8192}\nsandbox_hosts:\n  - {name: here, capacity: 2}\n", suite, strings.TrimSuffix(repeats, ", "), srv.URL())
+	f := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(f, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2, StallAfter: 3 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[evalctl.State]int{}
+	for _, a := range res.Attempts {
+		states[a.State]++
+	}
+	if states[evalctl.Completed] != 16 || len(res.Attempts) != 16 {
+		t.Fatalf("attempts by state %v, want 16 completed", states)
 	}
 }

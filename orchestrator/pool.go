@@ -54,20 +54,32 @@ type devicePool struct {
 	used    map[string]int
 	next    map[string]int // per arm, the replica to try first (round robin)
 	changed chan struct{}
+	// rot, when set, keeps replicas out of rotation (see rotation);
+	// stopped ends every wait (the run stops).
+	rot     *rotation
+	stopped bool
 }
 
 func newDevicePool(max int) *devicePool {
 	return &devicePool{max: max, used: map[string]int{}, next: map[string]int{}, changed: make(chan struct{})}
 }
 
-// acquire waits until one of the arm's replicas has a free slot on its
-// device, takes it and returns its index; -1 when ctx ends first.
+// acquire waits until one of the arm's replicas in rotation has a free
+// slot on its device, takes it and returns its index; -1 when ctx ends or
+// the run stops first.
 func (p *devicePool) acquire(ctx context.Context, arm string, rs []Replica) int {
 	for {
 		p.mu.Lock()
+		if p.stopped {
+			p.mu.Unlock()
+			return -1
+		}
 		start := p.next[arm]
 		for j := range rs {
 			i := (start + j) % len(rs)
+			if len(rs) > 1 && p.rot.isOut(rs[i].BaseURL) {
+				continue
+			}
 			if p.used[rs[i].Device] < p.max {
 				p.used[rs[i].Device]++
 				p.next[arm] = (i + 1) % len(rs)
@@ -85,11 +97,46 @@ func (p *devicePool) acquire(ctx context.Context, arm string, rs []Replica) int 
 	}
 }
 
+// describe says how the device slots are used, for the watchdog.
+func (p *devicePool) describe() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var devs []string
+	for d, n := range p.used {
+		name := d
+		if name == "" {
+			name = "(no device label)"
+		}
+		devs = append(devs, fmt.Sprintf("%s %d of %d", name, n, p.max))
+	}
+	sort.Strings(devs)
+	return "attempts in flight per device: " + strings.Join(devs, ", ")
+}
+
 // release frees a slot on device and wakes the attempts waiting.
 func (p *devicePool) release(device string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.used[device]--
+	p.wakeLocked()
+}
+
+// wake wakes the attempts waiting (a replica came back in rotation).
+func (p *devicePool) wake() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.wakeLocked()
+}
+
+// stop ends every wait: the run stops.
+func (p *devicePool) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	p.wakeLocked()
+}
+
+func (p *devicePool) wakeLocked() {
 	close(p.changed)
 	p.changed = make(chan struct{})
 }

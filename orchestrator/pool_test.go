@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
@@ -143,5 +147,73 @@ func TestPoolOfDifferingReplicasRefused(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
 		t.Errorf("a refused pool left %d entries in the run folder", len(entries))
+	}
+}
+
+// TestPoolFailsOverADeadReplica: a replica that dies as its first attempt
+// asks who it is (every connection from then on reset, its health probe
+// too) costs that one attempt, recorded as an infrastructure
+// failure; the replica leaves the rotation (replica_out) and every other
+// attempt runs on the healthy one; the run is not stopped by the breaker
+// but ends incomplete, with the failure left to --replace-infra.
+func TestPoolFailsOverADeadReplica(t *testing.T) {
+	sandboxtest.Long(t)
+	eng, img := sandboxtest.Engine(t)
+	r0, r1 := startScripted(t, scripted.Config{}), startScripted(t, scripted.Config{})
+	var models atomic.Int32
+	var dead atomic.Bool
+	dying := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.HasSuffix(req.URL.Path, "/models") && models.Add(1) == 2 {
+			dead.Store(true) // the preflight's was the first
+		}
+		if dead.Load() {
+			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				c.Close()
+			}
+			return
+		}
+		r1.ServeHTTP(w, req)
+	}))
+	t.Cleanup(dying.Close)
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, poolPlanFile(t, r0.URL(), dying.URL)), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2})
+	if !errors.Is(err, orchestrator.ErrIncomplete) || errors.Is(err, orchestrator.ErrEndpointFailing) {
+		t.Fatalf("run: %v, want incomplete (not stopped by the breaker)", err)
+	}
+	if !dead.Load() {
+		t.Fatal("the replica never died: no attempt was sent to it")
+	}
+	on := map[string]map[evalctl.State]int{}
+	for _, a := range res.Attempts {
+		if on[a.Replica] == nil {
+			on[a.Replica] = map[evalctl.State]int{}
+		}
+		on[a.Replica][a.State]++
+	}
+	if n := on[dying.URL]; n[evalctl.InfraFailed] != 1 || n[evalctl.Completed] != 0 {
+		t.Errorf("attempts on the dead replica %v, want one infrastructure failure", n)
+	}
+	if n := on[r0.URL()]; n[evalctl.Completed] != len(res.Attempts)-1 {
+		t.Errorf("attempts on the healthy replica %v, want all %d others completed", n, len(res.Attempts)-1)
+	}
+	st, err := runstore.Open(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := st.Events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out time.Time
+	for _, e := range events {
+		if e.Kind == evalctl.EventReplicaOut && strings.Contains(e.Detail, dying.URL) {
+			out = e.Time
+		}
+		if !out.IsZero() && e.Kind == evalctl.EventStart {
+			t.Logf("from the replica leaving the rotation to the next attempt's start: %s", e.Time.Sub(out))
+			break
+		}
+	}
+	if out.IsZero() {
+		t.Error("no replica_out event for the dead replica")
 	}
 }

@@ -25,16 +25,31 @@ type preparation struct {
 
 	// Set by the work, read after done is closed.
 	info *evalctl.EndpointInfo // nil until known (a pool's replica is picked with the slot)
-	box  *sandbox.Container    // nil once the attempt took it
+	box  *boxEntry             // nil once the attempt took it
 	err  error                 // an infrastructure failure of the attempt
 	near string                // the device the container was placed near (a pool of engines)
+	// class is what its sandbox place is for: ClassAhead before the
+	// attempt holds its device, ClassAttempt once it does (prepareNow).
+	class sandbox.Class
+	// needed is closed when the attempt takes its device (need): a
+	// container still waiting for a place then waits as ClassAttempt.
+	needed   chan struct{}
+	needOnce sync.Once
+}
+
+// need says the attempt holds its device now (a nil preparation has no
+// work).
+func (p *preparation) need() {
+	if p != nil {
+		p.needOnce.Do(func() { close(p.needed) })
+	}
 }
 
 // prepare starts the attempt's start work in the background. The identity
 // is read only when the arm has one endpoint that is already there (no
 // pool, no server profile).
 func (r *runner) prepare(ctx context.Context, a *evalctl.Attempt, arm *Arm) *preparation {
-	p := &preparation{done: make(chan struct{}), r: r}
+	p := &preparation{done: make(chan struct{}), r: r, class: sandbox.ClassAhead, needed: make(chan struct{})}
 	baseURL := ""
 	if len(arm.Endpoint.Replicas) == 0 && arm.Profile == "" {
 		baseURL = arm.Endpoint.BaseURL
@@ -53,7 +68,7 @@ func (r *runner) prepare(ctx context.Context, a *evalctl.Attempt, arm *Arm) *pre
 
 // prepareNow does the start work at once (baseURL "": no identity).
 func (r *runner) prepareNow(ctx context.Context, a *evalctl.Attempt, arm *Arm, baseURL string) *preparation {
-	p := &preparation{done: make(chan struct{}), r: r}
+	p := &preparation{done: make(chan struct{}), r: r, class: sandbox.ClassAttempt, needed: make(chan struct{})}
 	p.run(ctx, a, arm, baseURL)
 	close(p.done)
 	return p
@@ -69,22 +84,18 @@ func (p *preparation) run(ctx context.Context, a *evalctl.Attempt, arm *Arm, bas
 	if p.near == "" {
 		p.near = a.Device
 	}
-	box, err := p.r.boxes.take(ctx, a.ID, p.near)
-	if err != nil {
-		p.err = fmt.Errorf("agent sandbox would not start: %w", err)
-		return
-	}
-	p.box = box
 	c := p.r.suite.Case(a.Case)
-	starter, err := sandbox.DirEntries(c.WorkspaceDir, tasks.Ignored)
-	if err == nil {
-		err = box.CopyIn(ctx, "/workspace", starter)
-	}
-	if err != nil {
-		p.err = p.r.agentEngineLost(ctx, box, fmt.Errorf("copy the starter workspace in: %w", err))
-		p.r.boxes.release(box, p.near)
-		p.box = nil
-	}
+	box, err := p.r.boxes.prepareBox(ctx, a.ID, p.near, p.class, p.needed, func(box agentBox) error {
+		starter, err := sandbox.DirEntries(c.WorkspaceDir, tasks.Ignored)
+		if err == nil {
+			err = box.CopyIn(ctx, "/workspace", starter)
+		}
+		if err != nil {
+			return p.r.agentEngineLost(ctx, box, fmt.Errorf("copy the starter workspace in: %w", err))
+		}
+		return nil
+	})
+	p.box, p.err = box, err
 }
 
 // identify reads what the endpoint says about itself; an endpoint that does

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -83,6 +86,11 @@ func (r *runner) pending() ([]*evalctl.Attempt, int, error) {
 				a.State = evalctl.Interrupted
 				a.Error = "the runner stopped while this attempt ran (killed or crashed); it is run again as a replacement"
 				a.Measurements = nil
+				if a.EndpointReleasedAt == nil {
+					// Its last response is its release, so that the run's
+					// endpoint idle share stays defined.
+					a.EndpointReleasedAt = lastWrite(filepath.Join(r.store.AttemptDir(a.ID), runstore.TranscriptFile), a.StartedAt)
+				}
 				if err := r.store.WriteAttempt(a); err != nil {
 					return nil, 0, err
 				}
@@ -171,6 +179,19 @@ func cancelAttempt(store *runstore.Store, a *evalctl.Attempt, state evalctl.Stat
 	}
 	store.Log(runstore.Event{Kind: evalctl.StateEvent(state), Attempt: a.ID, Detail: why})
 	return nil
+}
+
+// lastWrite is when the file at path (an attempt's transcript, written at
+// every model response and command result) was last written, when that is
+// after started; nil when unknown (no transcript, nothing written since
+// the start).
+func lastWrite(path string, started *time.Time) *time.Time {
+	fi, err := os.Stat(path)
+	if err != nil || started == nil || !fi.ModTime().After(*started) {
+		return nil
+	}
+	t := fi.ModTime().UTC()
+	return &t
 }
 
 // cancelInterrupted ends an interrupted slot with a replacement record of

@@ -70,6 +70,10 @@ type Options struct {
 	// Evalctl is the evalctl binary a server profile's {{evalctl}} names
 	// (default: this executable).
 	Evalctl string
+	// StallAfter is how long the run may make no progress before the
+	// watchdog stops it, resumably, naming what waited on what (default
+	// DefaultStallAfter).
+	StallAfter time.Duration
 	// knobs are what only tests and benchmarks set (export_test.go).
 	knobs testKnobs
 	// ownPool is the pool of engines the run connected (closed at its end).
@@ -134,7 +138,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	defer r.closeHosts()
 	if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
 		pool.OnDrain(func(engine string, cause error) {
-			r.store.Log(runstore.Event{Kind: evalctl.EventEngineDrained, Detail: fmt.Sprintf("sandbox engine %s stopped answering (%v); the run continued on the others", engine, cause)})
+			r.store.Log(runstore.Event{Kind: evalctl.EventEngineDrained, Detail: fmt.Sprintf("sandbox engine %s %s; the run continued on the others", engine, sandbox.DrainCause(cause))})
 		})
 	}
 	err = r.execute(ctx)
@@ -156,6 +160,9 @@ type runner struct {
 	prog    *progress
 	servers *servers
 	boxes   *boxes
+	devs    *devicePool
+	// watchdog stops the run when it makes no progress (watch).
+	watchdog *watchdog
 	// overlaps names the attempts in flight together on one device.
 	overlaps overlaps
 	// checked holds the profile-started servers that passed the preflight.
@@ -205,12 +212,18 @@ func (r *runner) execute(ctx context.Context) error {
 	r.prog.record = func(m map[string]string) { r.store.WritePhases(m) }
 	r.prog.start(done, earlierOutcomes(r.store, tasks.Label(r.run.Suite.Name, r.run.Suite.Version), todo))
 	defer r.prog.finish()
-	r.boxes = newBoxes(ctx, r.opts.Engine, agentSpec(r.plan, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}), len(todo))
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	r.watch(ctx, stop)
+	defer r.logSchedule()
+	r.boxes = newBoxes(ctx, engineBoxes{r.opts.Engine}, agentSpec(r.plan, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}), len(todo))
 	defer r.boxes.close()
 	// Concurrency slots per device label: arms without a label share one,
 	// so by default the whole run has at most Concurrency attempts in
 	// flight; an arm on a pool takes a slot on any of its replicas' devices.
 	devs := newDevicePool(r.plan.Concurrency)
+	devs.rot = newRotation(devs.wake, r.logEvent)
+	r.devs = devs
 	brk := newBreaker(r.plan.Guards.MaxConsecutiveInfraFailures)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -221,6 +234,7 @@ func (r *runner) execute(ctx context.Context) error {
 			firstErr = err
 		}
 		mu.Unlock()
+		devs.stop()
 	}
 	stopped := func() bool {
 		mu.Lock()
@@ -300,13 +314,28 @@ func (r *runner) execute(ctx context.Context) error {
 			if ctx.Err() != nil || a.State == evalctl.Interrupted {
 				return
 			}
-			if why := brk.observe(endpointKey(arm, rep), a.State == evalctl.InfraFailed, a.Error); why != "" {
+			why := brk.observe(endpointKey(arm, rep), a.State == evalctl.InfraFailed, a.Error)
+			if len(reps) > 1 && a.State == evalctl.InfraFailed {
+				// A pool fails over: the replica leaves the rotation when
+				// it is unhealthy (or the breaker tripped on it); the run
+				// stops only when no replica of the arm is left.
+				devs.rot.failed(ctx, arm, rep, why, a.Error)
+				if devs.rot.allOut(reps) {
+					why = fmt.Sprintf("no replica of arm %s is healthy (all %d out of rotation); the last failure: %s", arm.Name, len(reps), a.Error)
+				} else {
+					why = ""
+				}
+			}
+			if why != "" {
 				r.store.Log(runstore.Event{Kind: evalctl.EventEndpointFailing, Attempt: a.ID, Detail: why})
 				record(fmt.Errorf("%w: %s; the run stopped (the attempts not yet run are still planned); once the endpoint answers again, resume with '%s'", ErrEndpointFailing, why, r.resumeCommand()))
 			}
 		}()
 	}
 	wg.Wait()
+	if cause := context.Cause(ctx); errors.Is(cause, ErrStalled) {
+		return fmt.Errorf("%w; resume with '%s'", cause, r.resumeCommand())
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w: resume with '%s'", ErrInterrupted, r.resumeCommand())
 	}

@@ -18,9 +18,9 @@ var ErrIncomplete = errors.New("run incomplete")
 
 // Resumable reports whether err means the run stopped before its end and
 // can be continued (guard, Ctrl-C, a failing endpoint, attempts left to
-// replace): the command to continue is in the error's text.
+// replace, the watchdog): the command to continue is in the error's text.
 func Resumable(err error) bool {
-	return errors.Is(err, ErrGuard) || errors.Is(err, ErrInterrupted) || errors.Is(err, ErrEndpointFailing) || errors.Is(err, ErrIncomplete) || errors.Is(err, ErrStoppedByRule)
+	return errors.Is(err, ErrGuard) || errors.Is(err, ErrInterrupted) || errors.Is(err, ErrEndpointFailing) || errors.Is(err, ErrIncomplete) || errors.Is(err, ErrStoppedByRule) || errors.Is(err, ErrStalled)
 }
 
 // deviceKey is the scheduling key of an arm without an endpoint pool: its

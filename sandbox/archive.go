@@ -306,6 +306,9 @@ func (c *Container) CopyDir(ctx context.Context, hostDir, dir string) error {
 // CopyTar extracts a tar stream into dir in the container. Ownership comes
 // from the archive headers.
 func (c *Container) CopyTar(ctx context.Context, dir string, r io.Reader) error {
+	if err := c.engine.barrier(); err != nil {
+		return err
+	}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if err := c.engine.cli.CopyToContainer(cctx, c.ID, dir, r, container.CopyToContainerOptions{}); err != nil {

@@ -79,6 +79,18 @@ type Spec struct {
 	// with no network, it is the container's only way out. Only an engine
 	// on this machine (a unix:// socket) can mount it.
 	ProxySocket bool
+	// Class is what a pool of engines (Hosts) grants the place for, which
+	// orders the waiters (a grader's is ClassGrade whatever is set).
+	Class Class
+	// Yield, for ClassAhead, is called by a pool when a higher class
+	// waits and no place is free: it returns true when the holder gives
+	// the place back (removes the container soon), false when it cannot
+	// (the container is in use now; it is not asked again).
+	Yield func() bool
+	// Promote, for ClassAhead, is closed when the work is needed now (its
+	// attempt took its device): a pool then grants the place as
+	// ClassAttempt.
+	Promote <-chan struct{}
 }
 
 // ProxyMount is where Spec.ProxySocket's directory appears in the
@@ -148,6 +160,9 @@ func (c *Container) runnerFor(user string) *userRunner {
 // the container lives, the container is removed: a caller that gives up can
 // never leak one.
 func (e *Engine) Start(ctx context.Context, spec Spec) (*Container, error) {
+	if err := e.barrier(); err != nil {
+		return nil, err
+	}
 	lim := spec.Limits
 	if lim.MemoryBytes == 0 {
 		lim.MemoryBytes = DefaultLimits.MemoryBytes
@@ -391,6 +406,9 @@ const killGrace = 2 * time.Second
 func (c *Container) Exec(ctx context.Context, cmd []string, opt ExecOptions) (*ExecResult, error) {
 	if len(cmd) == 0 {
 		return nil, errors.New("exec: empty command")
+	}
+	if err := c.engine.barrier(); err != nil {
+		return nil, err
 	}
 	timeout := opt.Timeout
 	if timeout <= 0 {
@@ -651,3 +669,8 @@ func (c *Container) EngineName() string { return c.engine.name }
 // pings the engine): the caller's error is then the engine's, not the
 // command's, and wrapping ErrEngineLost lets callers retry elsewhere.
 func (c *Container) EngineLost(ctx context.Context) bool { return !c.engine.Alive(ctx) }
+
+// Drained says, without asking the engine, whether it was drained (found
+// silent, or refused as holding another image): nothing more of the run's
+// goes to it.
+func (c *Container) Drained() bool { return c.engine.Lost() }

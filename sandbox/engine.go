@@ -295,3 +295,16 @@ func (e *Engine) Alive(ctx context.Context) bool {
 
 // Lost reports whether Alive found the engine gone.
 func (e *Engine) Lost() bool { return e.lost.Load() }
+
+// MarkLost drains the engine for good, as Alive does when it stops
+// answering (a pool does it to an engine that cannot hold its image).
+func (e *Engine) MarkLost() { e.lost.Store(true) }
+
+// barrier refuses work for a drained engine: once drained (Lost), no new
+// start, exec or copy goes to it.
+func (e *Engine) barrier() error {
+	if e.lost.Load() {
+		return fmt.Errorf("%w: engine %s was drained; nothing more is sent to it", ErrEngineLost, e.name)
+	}
+	return nil
+}

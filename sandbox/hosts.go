@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/docker/docker/api/types/image"
 )
 
 // Host is one engine of a pool and how many containers it may run at once.
@@ -40,14 +38,14 @@ type Host struct {
 // An engine that stops answering is drained: it is never chosen again and
 // a log line says so; the run goes on with the others.
 type Hosts struct {
-	hosts []*hostSlot
-	log   io.Writer
+	hosts  []*hostSlot
+	places *Places
+	log    io.Writer
 
-	mu      sync.Mutex
-	changed chan struct{} // closed and replaced when a slot frees or a host is drained
-	image   *BuiltImage
-	loads   map[*Engine]*imageLoad
-	sent    int
+	mu    sync.Mutex
+	image *BuiltImage
+	loads map[*Engine]*imageLoad
+	sent  int
 	// live maps the pool's containers (by ID) to their releases, so that
 	// a prune frees the places of what it removed.
 	live map[string]func()
@@ -59,7 +57,6 @@ type Hosts struct {
 
 type hostSlot struct {
 	Host
-	inUse int
 }
 
 type imageLoad struct {
@@ -76,7 +73,7 @@ func NewHosts(hosts []Host, log io.Writer) (*Hosts, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	h := &Hosts{log: log, changed: make(chan struct{}), loads: map[*Engine]*imageLoad{}, announced: map[*Engine]bool{}, live: map[string]func(){}}
+	h := &Hosts{log: log, loads: map[*Engine]*imageLoad{}, announced: map[*Engine]bool{}, live: map[string]func(){}}
 	seen := map[string]bool{}
 	for _, host := range hosts {
 		if host.Engine == nil {
@@ -91,6 +88,11 @@ func NewHosts(hosts []Host, log io.Writer) (*Hosts, error) {
 		}
 		h.hosts = append(h.hosts, &hostSlot{Host: host})
 	}
+	var slots []*placeSlot
+	for _, s := range h.hosts {
+		slots = append(slots, &placeSlot{name: s.Engine.name, machine: s.Machine, capacity: s.Capacity, lost: s.Engine.Lost, host: s})
+	}
+	h.places = newPlaces(slots)
 	return h, nil
 }
 
@@ -141,34 +143,79 @@ func (h *Hosts) Transfers() int {
 }
 
 // Start starts a container on an engine with free capacity, waiting for
-// one while all are full. A failure that the engine's silence explains
-// drains that engine and tries another; with no live engine left, the
-// error wraps ErrEngineLost.
+// a place while all are full; places go to waiters by spec.Class (a
+// grading container's is ClassGrade), see places. A failure that the
+// engine's silence explains drains that engine and tries another; with no
+// live engine left, the error wraps ErrEngineLost.
 func (h *Hosts) Start(ctx context.Context, spec Spec) (*Container, error) {
 	for {
-		slot, err := h.acquire(ctx, spec.Near)
+		g, err := h.places.acquire(ctx, wantOf(spec))
 		if err != nil {
 			return nil, err
 		}
-		c, err := h.startOn(ctx, slot, spec)
-		if err == nil {
-			return c, nil
+		c, retry, err := h.startGranted(ctx, g, spec)
+		if !retry {
+			return c, err
 		}
-		h.free(slot)
-		if errors.Is(err, ErrImageMismatch) {
-			// An engine that cannot hold our image runs nothing of ours.
-			slot.Engine.lost.Store(true)
-			h.drained(slot, err)
-			continue
-		}
-		if ctx.Err() != nil || slot.Engine.Alive(ctx) {
-			return nil, err
-		}
-		h.drained(slot, err)
 	}
 }
 
-func (h *Hosts) startOn(ctx context.Context, slot *hostSlot, spec Spec) (*Container, error) {
+// StartIfFree starts a container ahead of need (ClassAhead) only when a
+// place is free and nobody waits for one; ok is false when none is (no
+// container, no error).
+func (h *Hosts) StartIfFree(ctx context.Context, spec Spec) (c *Container, ok bool, err error) {
+	spec.Class = ClassAhead
+	g, ok := h.places.tryAcquire(wantOf(spec))
+	if !ok {
+		return nil, false, nil
+	}
+	c, _, err = h.startGranted(ctx, g, spec)
+	return c, err == nil, err
+}
+
+// wantOf is the place request of spec.
+func wantOf(spec Spec) placeWant {
+	w := placeWant{class: spec.Class, near: spec.Near, yield: spec.Yield, promote: spec.Promote}
+	if spec.Role == RoleGrader && w.class == ClassAttempt {
+		w.class = ClassGrade
+	}
+	switch {
+	case w.class == ClassGrade:
+		w.what = "grade of attempt " + spec.Attempt
+	case spec.Attempt == "":
+		w.what = "a spare agent container"
+	default:
+		w.what = "agent container of attempt " + spec.Attempt
+	}
+	if w.class != ClassAhead {
+		w.yield, w.promote = nil, nil
+	}
+	return w
+}
+
+// startGranted starts the container on the place granted; retry says the
+// engine was drained and another place should be tried.
+func (h *Hosts) startGranted(ctx context.Context, g *placeGrant, spec Spec) (*Container, bool, error) {
+	slot := g.slot.host
+	c, err := h.startOn(ctx, slot, g, spec)
+	if err == nil {
+		return c, false, nil
+	}
+	g.free()
+	if errors.Is(err, ErrImageMismatch) {
+		// An engine that cannot hold our image runs nothing of ours.
+		slot.Engine.MarkLost()
+		h.drained(slot, err)
+		return nil, true, nil
+	}
+	if ctx.Err() != nil || slot.Engine.Alive(ctx) {
+		return nil, false, err
+	}
+	h.drained(slot, err)
+	return nil, true, nil
+}
+
+func (h *Hosts) startOn(ctx context.Context, slot *hostSlot, g *placeGrant, spec Spec) (*Container, error) {
 	h.mu.Lock()
 	img := h.image
 	h.mu.Unlock()
@@ -190,7 +237,7 @@ func (h *Hosts) startOn(ctx context.Context, slot *hostSlot, spec Spec) (*Contai
 			h.mu.Lock()
 			delete(h.live, c.ID)
 			h.mu.Unlock()
-			h.free(slot)
+			g.free()
 		})
 	}
 	h.mu.Lock()
@@ -206,58 +253,20 @@ func (h *Hosts) startOn(ctx context.Context, slot *hostSlot, spec Spec) (*Contai
 	return c, nil
 }
 
-// acquire reserves a place on the best live engine with room.
-func (h *Hosts) acquire(ctx context.Context, near string) (*hostSlot, error) {
-	for {
-		h.mu.Lock()
-		var best *hostSlot
-		live := 0
-		for _, s := range h.hosts {
-			if s.Engine.Lost() || s.Capacity == 0 {
-				continue
-			}
-			live++
-			if s.inUse >= s.Capacity {
-				continue
-			}
-			if best == nil || better(s, best, near) {
-				best = s
-			}
-		}
-		if best != nil {
-			best.inUse++
-			h.mu.Unlock()
-			return best, nil
-		}
-		wait := h.changed
-		h.mu.Unlock()
-		if live == 0 {
-			return nil, fmt.Errorf("%w: no sandbox engine is left (all %d drained)", ErrEngineLost, len(h.hosts))
-		}
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
+// Waiting describes who waits for a sandbox place and who holds them.
+func (h *Hosts) Waiting() string { return h.places.describe(time.Now()) }
+
+// Waited is the time the pool's containers waited for a place (see
+// Places.Waited).
+func (h *Hosts) Waited() (time.Duration, int, time.Duration) { return h.places.Waited() }
+
+// Waiters counts who waits for a sandbox place now.
+func (h *Hosts) Waiters() int {
+	return h.places.Waiters()
 }
 
-// better says whether a is a better place than b: on the wanted machine
-// first, then the smaller share of capacity in use, then the pool's order.
-func better(a, b *hostSlot, near string) bool {
-	if near != "" && (a.Machine == near) != (b.Machine == near) {
-		return a.Machine == near
-	}
-	return a.inUse*b.Capacity < b.inUse*a.Capacity
-}
-
-func (h *Hosts) free(slot *hostSlot) {
-	h.mu.Lock()
-	slot.inUse--
-	close(h.changed)
-	h.changed = make(chan struct{})
-	h.mu.Unlock()
-}
+// LastChange is when a sandbox place was last granted or given back.
+func (h *Hosts) LastChange() time.Time { return h.places.lastChange() }
 
 // drained logs that an engine stopped answering and wakes the waiters so
 // they choose among the rest.
@@ -268,8 +277,6 @@ func (h *Hosts) drained(slot *hostSlot, cause error) {
 		return
 	}
 	h.announced[slot.Engine] = true
-	close(h.changed)
-	h.changed = make(chan struct{})
 	left := 0
 	for _, s := range h.hosts {
 		if !s.Engine.Lost() && s.Capacity > 0 {
@@ -278,10 +285,20 @@ func (h *Hosts) drained(slot *hostSlot, cause error) {
 	}
 	onDrain := h.onDrain
 	h.mu.Unlock()
-	fmt.Fprintf(h.log, "sandbox engine %s stopped answering (%v): drained; continuing on %d engine(s)\n", slot.Engine.name, cause, left)
+	h.places.wake()
+	fmt.Fprintf(h.log, "sandbox engine %s %s: drained; continuing on %d engine(s)\n", slot.Engine.name, DrainCause(cause), left)
 	if onDrain != nil {
 		onDrain(slot.Engine.name, cause)
 	}
+}
+
+// DrainCause says in words why an engine was drained: it refused the
+// run's image (and answers), or it stopped answering.
+func DrainCause(cause error) string {
+	if errors.Is(cause, ErrImageMismatch) {
+		return fmt.Sprintf("was refused (%v)", cause)
+	}
+	return fmt.Sprintf("stopped answering (%v)", cause)
 }
 
 // OnDrain sets a function told of each engine drained (a run records it).
@@ -343,60 +360,81 @@ var ErrImageMismatch = errors.New("sandbox image differs from the source's")
 
 // Transfer makes img (present on src) present on dst by content: when dst
 // already holds img.ID nothing moves (sent is false); otherwise the image
-// is saved from src, loaded into dst and verified (its ID on dst must be
-// img.ID, or the loaded tag is removed and the error wraps
-// ErrImageMismatch).
+// the run registered is saved from src by its ID (never its tag, which
+// another build may have moved), loaded into dst and verified: dst must
+// then hold img.ID, or the error wraps ErrImageMismatch and says what was
+// found and what was expected.
 func Transfer(ctx context.Context, src, dst *Engine, img *BuiltImage) (sent bool, err error) {
 	if id, err := dst.ImageID(ctx, img.ID); err != nil {
 		return false, fmt.Errorf("engine %s: %w", dst.name, err)
 	} else if id == img.ID {
 		return false, nil
 	}
+	if id, err := src.ImageID(ctx, img.ID); err != nil {
+		return false, fmt.Errorf("engine %s: %w", src.name, err)
+	} else if id != img.ID {
+		return false, fmt.Errorf("save image %s from engine %s: the image the run registered is no longer there (removed since?): rebuild it with 'evalctl image build' and resume", shortID(img.ID), src.name)
+	}
 	tctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
 	defer cancel()
-	rc, err := src.cli.ImageSave(tctx, []string{img.Ref})
+	rc, err := src.cli.ImageSave(tctx, []string{img.ID})
 	if err != nil {
-		return false, fmt.Errorf("save image %s from engine %s: %w", img.Ref, src.name, err)
+		return false, fmt.Errorf("save image %s from engine %s: %w", shortID(img.ID), src.name, err)
 	}
 	defer rc.Close()
 	resp, err := dst.cli.ImageLoad(tctx, rc)
 	if err != nil {
-		return true, fmt.Errorf("load image %s into engine %s: %w", img.Ref, dst.name, err)
+		return true, fmt.Errorf("load image %s into engine %s: %w", shortID(img.ID), dst.name, err)
 	}
 	defer resp.Body.Close()
-	if err := loadErrors(resp.Body); err != nil {
-		return true, fmt.Errorf("load image %s into engine %s: %w", img.Ref, dst.name, err)
+	loaded, err := loadResult(resp.Body)
+	if err != nil {
+		return true, fmt.Errorf("load image %s into engine %s: %w", shortID(img.ID), dst.name, err)
 	}
-	got, err := dst.ImageID(ctx, img.Ref)
+	got, err := dst.ImageID(ctx, img.ID)
 	if err != nil {
 		return true, fmt.Errorf("engine %s: %w", dst.name, err)
 	}
 	if got != img.ID {
-		rctx, cancel := context.WithTimeout(ctx, apiTimeout)
-		dst.cli.ImageRemove(rctx, img.Ref, image.RemoveOptions{Force: true})
-		cancel()
-		return true, fmt.Errorf("engine %s: %w: %s loaded as %s, expected %s; refused", dst.name, ErrImageMismatch, img.Ref, shortID(got), shortID(img.ID))
+		return true, mismatch(dst.name, loaded, img.ID)
 	}
 	return true, nil
 }
 
-// loadErrors reads a load's JSON message stream and returns its error.
-func loadErrors(r io.Reader) error {
+// mismatch is the error of a load that did not leave the expected image.
+func mismatch(engine string, loaded []string, expected string) error {
+	found := "nothing"
+	if len(loaded) > 0 {
+		found = strings.Join(loaded, ", ")
+	}
+	return fmt.Errorf("engine %s: %w: found %s after the load, expected image %s; the engine is refused (it answers, but cannot hold the run's image)", engine, ErrImageMismatch, found, shortID(expected))
+}
+
+// loadResult reads a load's JSON message stream: what it says it loaded,
+// or its error.
+func loadResult(r io.Reader) ([]string, error) {
 	dec := json.NewDecoder(r)
+	var loaded []string
 	for {
 		var msg struct {
+			Stream      string `json:"stream"`
 			Error       string `json:"error"`
 			ErrorDetail struct {
 				Message string `json:"message"`
 			} `json:"errorDetail"`
 		}
 		if err := dec.Decode(&msg); err == io.EOF {
-			return nil
+			return loaded, nil
 		} else if err != nil {
-			return err
+			return loaded, err
 		}
 		if msg.Error != "" {
-			return errors.New(msg.Error)
+			return loaded, errors.New(msg.Error)
+		}
+		for _, p := range []string{"Loaded image ID: ", "Loaded image: "} {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(msg.Stream), p); ok {
+				loaded = append(loaded, rest)
+			}
 		}
 	}
 }

@@ -63,33 +63,42 @@ func TestHostsTransferTheImageOnceAndVerifyIt(t *testing.T) {
 	}
 }
 
-// TestTransferRefusesAMismatchingImage: when what arrives is not the image
-// expected (the source's tag moved, or the bytes were changed on the way),
-// the transfer is refused and the tag removed from the engine.
-func TestTransferRefusesAMismatchingImage(t *testing.T) {
+// TestTransferMovesTheRegisteredImageByID: the transfer saves the image
+// the run registered by its ID, so a tag that moved (or is gone) on the
+// source changes nothing: the engine receives and holds that ID, and no
+// tag arrives with it. An ID the source no longer holds is an error that
+// names it, and the engine that answers is not drained for it.
+func TestTransferMovesTheRegisteredImageByID(t *testing.T) {
 	local, img := sandboxtest.Engine(t)
 	remote := sandboxtest.StartEngine(t, sandboxtest.ExtraOptions{}).Connect(t, "fresh")
-	wrong := *img
-	wrong.ID = "sha256:" + strings.Repeat("0", 64)
-	_, err := sandbox.Transfer(context.Background(), local, remote, &wrong)
-	if !errors.Is(err, sandbox.ErrImageMismatch) {
-		t.Fatalf("transfer of a mismatching image: %v, want ErrImageMismatch", err)
+	moved := *img
+	moved.Ref = "evalctl-sandbox:moved-" + uuid.NewString()[:8] // names no image on the source
+	sent, err := sandbox.Transfer(context.Background(), local, remote, &moved)
+	if err != nil || !sent {
+		t.Fatalf("transfer by ID with the tag gone: sent %v, %v", sent, err)
 	}
-	if id, _ := remote.ImageID(context.Background(), img.Ref); id != "" {
-		t.Errorf("the refused image is still tagged %s on the engine (%s)", img.Ref, id)
+	if id, err := remote.ImageID(context.Background(), img.ID); err != nil || id != img.ID {
+		t.Errorf("the engine holds %q (%v), want %s", id, err, img.ID)
 	}
-	// A pool drains such an engine and places on the others.
-	hosts, err := sandbox.NewHosts([]sandbox.Host{{Engine: local, Capacity: 1}, {Engine: remote, Capacity: 1, Machine: "m2"}}, nil)
+	if id, _ := remote.ImageID(context.Background(), moved.Ref); id != "" {
+		t.Errorf("a tag %s arrived with the image (%s)", moved.Ref, id)
+	}
+	gone := *img
+	gone.ID = "sha256:" + strings.Repeat("0", 64)
+	_, err = sandbox.Transfer(context.Background(), local, remote, &gone)
+	if err == nil || !strings.Contains(err.Error(), "000000000000") || !strings.Contains(err.Error(), "no longer there") {
+		t.Fatalf("transfer of an ID the source lacks: %v, want an error naming the ID", err)
+	}
+	hosts, err := sandbox.NewHosts([]sandbox.Host{{Engine: local, Capacity: 0}, {Engine: remote, Capacity: 1, Machine: "m2"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hosts.UseImage(&wrong)
-	_, err = hosts.Start(context.Background(), sandbox.Spec{Image: wrong.Ref, Role: sandbox.RoleTest, Run: "mismatch-" + uuid.NewString(), Near: "m2"})
-	if err == nil {
-		t.Fatal("a pool started a container of an image it could not verify")
+	hosts.UseImage(&gone)
+	if _, err := hosts.Start(context.Background(), sandbox.Spec{Image: gone.Ref, Role: sandbox.RoleTest, Run: "gone-" + uuid.NewString(), Near: "m2"}); err == nil {
+		t.Fatal("a pool started a container of an image the source lacks")
 	}
-	if !remote.Lost() {
-		t.Error("the engine that refused the image was not drained")
+	if remote.Lost() {
+		t.Error("an engine that answers was drained for the source's missing image")
 	}
 }
 
