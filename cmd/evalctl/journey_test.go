@@ -101,7 +101,9 @@ var journeySteps = []journeyStep{
 		}
 	}},
 	{line: "evalctl controls --case paths --suite cases --answers demo", check: func(j *journey, r stepResult) {
-		j.want(r.stdout, `reference`, `paths`, j.vars["DEMO_ID"][:8])
+		j.want(r.stdout, `^fixture diagnosis of case paths\n`, `no model was called`,
+			`(?m)^reference/repeat-1\s+answer\s+1\s+(\d+)/\d+\s`, `(?m)^flawed/repeat-1\s+answer\s+1\s+\d+/\d+\s`,
+			`reference solved: original yes`, `negative control \S+ \(phase 1\) rejected: original yes`)
 	}},
 	{line: "evalctl summarize demo --out results.json", check: checkSummary},
 	{line: "evalctl serve-model --suite cases --addr 127.0.0.1:8090 &", background: true,
