@@ -384,19 +384,35 @@ func sameJSON(a, b []byte) bool {
 	return bytes.Equal(xa, ya)
 }
 
+// checkSummary: the results document holds the demo as a cohort, by its
+// name, with the run it comes from and the arms' outcomes.
 func checkSummary(j *journey, r stepResult) {
+	type metrics struct {
+		Scored     *int `json:"scored"`
+		Functional *int `json:"functional"`
+	}
 	var doc struct {
-		Schema  string            `json:"schema"`
-		Cohorts []json.RawMessage `json:"cohorts"`
+		Schema  string `json:"schema"`
+		Cohorts map[string]struct {
+			RunIDs  []string           `json:"run_ids"`
+			State   string             `json:"state"`
+			Metrics map[string]metrics `json:"metrics"`
+		} `json:"cohorts"`
 	}
 	data := j.read("results.json")
 	if err := json.Unmarshal([]byte(data), &doc); err != nil {
 		j.t.Fatalf("results.json: %v", err)
 	}
-	if doc.Schema != "evalctl.results/v1" || len(doc.Cohorts) == 0 {
-		j.t.Errorf("results.json: schema %q, %d cohorts", doc.Schema, len(doc.Cohorts))
+	c, ok := doc.Cohorts["demo"]
+	if doc.Schema != "evalctl.results/v1" || !ok {
+		j.t.Fatalf("results.json: schema %q, no cohort demo in %.500s", doc.Schema, data)
 	}
-	j.want(data, j.vars["DEMO_ID"], `"decode_tps"`)
+	ref, fl := c.Metrics["reference"], c.Metrics["flawed"]
+	got := fmt.Sprintf("%v %s reference %v/%v flawed %v/%v", c.RunIDs, c.State,
+		deref(ref.Functional), deref(ref.Scored), deref(fl.Functional), deref(fl.Scored))
+	if want := fmt.Sprintf("[%s] complete reference 1/1 flawed 0/1", j.vars["DEMO_ID"]); got != want {
+		j.t.Errorf("results.json cohort demo: %s, want %s", got, want)
+	}
 }
 
 var endedRe = regexp.MustCompile(`completed \[ended (\d+) of (\d+)`)
