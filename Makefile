@@ -43,6 +43,6 @@ demo: setup
 bench:
 	$(GO) test -run XXX -bench . -benchtime 50x ./sandbox/
 
-# The package graph in README's Layout, docs/packages.md and docs/architecture.md, from go list.
+# The package graph in docs/layout.md, docs/packages.md and docs/architecture.md, from go list.
 graph:
 	$(GO) generate .

@@ -347,7 +347,7 @@ func (r *runner) agentIdentity(arm *Arm, rec *evalctl.AgentRecord) error {
 }
 
 // infraFailure is the runner's side of the one classification rule
-// (model.Class, README "Model failures"): a turn ended by a model call that
+// (model.Class, docs/failures.md): a turn ended by a model call that
 // never reached the server, retries spent (refused, a dead keep-alive
 // connection, 429, 503), makes the attempt an infrastructure failure:
 // unscored, replaceable. Every other failure is scored: a response the

@@ -202,7 +202,7 @@ func (r *Request) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.Resume, "resume", "", "run directory to resume")
 	fs.BoolVar(&r.ReplaceInfra, "replace-infra", false, "on resume, re-run infra-failed attempts as registered replacements")
 	fs.StringVar(&r.Cancel, "cancel", "", "end a stopped run for good: record its attempts not yet run as cancelled")
-	fs.StringVar(&r.HostsFile, "sandbox-hosts", "", "hosts file naming the Docker Engines that run sandboxes (instead of the plan's sandbox_hosts; README \"Sandbox hosts\")")
+	fs.StringVar(&r.HostsFile, "sandbox-hosts", "", "hosts file naming the Docker Engines that run sandboxes (instead of the plan's sandbox_hosts; docs/sandbox-hosts.md)")
 	fs.BoolVar(&r.Check, "check", false, "with --plan: check the plan and every endpoint, print the attempt order and count, run nothing")
 	fs.IntVar(&r.GradeConcurrency, "grade-concurrency", 1, "grades run at once")
 	fs.BoolVar(&r.HelpPlan, "help-plan", false, "print the plan reference: every field of plans, arms, profiles and screen specs, and an annotated example")

@@ -45,7 +45,7 @@ type planYAML struct {
 	Guards Guards `yaml:"guards"`
 	// SandboxHosts are the Docker Engines that run agent and grading
 	// containers, each with its capacity (default: the local engine alone,
-	// one container per attempt in flight). See README "Sandbox hosts".
+	// one container per attempt in flight). See docs/sandbox-hosts.md.
 	SandboxHosts []SandboxHost `yaml:"sandbox_hosts"`
 	// Defaults holds budgets for arms that leave them unset.
 	Defaults *armDefault `yaml:"defaults"`

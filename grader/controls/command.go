@@ -117,7 +117,7 @@ func (o *CheckOptions) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.Suite, "suite", "", SuiteHelp)
 	fs.IntVar(&o.Concurrency, "concurrency", 2, "grades run at once")
 	fs.IntVar(&o.Retries, "retries", 1, "times a variant whose grading failed for an infrastructure reason is graded again")
-	fs.StringVar(&o.HostsFile, "sandbox-hosts", "", "hosts file naming the Docker Engines to grade on (README \"Sandbox hosts\")")
+	fs.StringVar(&o.HostsFile, "sandbox-hosts", "", "hosts file naming the Docker Engines to grade on (docs/sandbox-hosts.md)")
 }
 
 // Bind defines the flags of 'evalctl cases controls generate' that fill o.

@@ -160,7 +160,7 @@ func (r *Request) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.Suite, "suite", "", "suite directory to grade under (required); grades are added under its name@version")
 	fs.IntVar(&r.Concurrency, "concurrency", 1, "attempts graded at once")
 	fs.BoolVar(&r.AllowOtherSuite, "allow-other-suite", false, "regrade runs that ran under a suite of another name")
-	fs.StringVar(&r.HostsFile, "sandbox-hosts", "", "hosts file naming the Docker Engines to grade on (README \"Sandbox hosts\"); set --concurrency to their total capacity")
+	fs.StringVar(&r.HostsFile, "sandbox-hosts", "", "hosts file naming the Docker Engines to grade on (docs/sandbox-hosts.md); set --concurrency to their total capacity")
 }
 
 // Bind defines the flags of 'evalctl controls' that fill r.

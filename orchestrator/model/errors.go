@@ -116,7 +116,7 @@ func IsKind(err error, k Kind) bool {
 }
 
 // Class is what a failed model call means for the attempt: the one
-// classification rule of evalctl (README, "Model failures"). Every Kind
+// classification rule of evalctl (docs/failures.md). Every Kind
 // has exactly one Class; nothing else decides whether a failure is
 // retried, scored or set aside.
 type Class string
