@@ -148,21 +148,7 @@ func (g *Grader) grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	}
 	*used = box
 	defer box.Remove(context.WithoutCancel(ctx))
-	// Start the two command runners (one container runtime exec each, the
-	// bulk of a grade's fixed cost) while the answer and checks are copied.
-	warm := make(chan struct{})
-	go func() {
-		defer close(warm)
-		var wg sync.WaitGroup
-		for _, user := range []string{sandbox.HarnessUser, sandbox.CommandUser} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				box.Exec(ctx, []string{"true"}, sandbox.ExecOptions{User: user, Dir: "/", Timeout: 30 * time.Second})
-			}()
-		}
-		wg.Wait()
-	}()
+	warm := warmRunners(ctx, box)
 	defer func() { <-warm }()
 	// The answer as graded is root-owned and read-only: no process of the
 	// answer's can change what a later group reads.
@@ -177,10 +163,42 @@ func (g *Grader) grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	<-warm
 	gr.Shadowed = shadowed(c, ws)
 	gr.Solved = gr.ProtectedChangesCount == 0 && gr.MissingStarterFilesCount == 0
+	if err := runGroups(ctx, box, c, p, gr); err != nil {
+		return nil, err
+	}
+	gr.GradedAt = time.Now().UTC()
+	gr.Seconds = time.Since(start).Seconds()
+	return gr, nil
+}
+
+// warmRunners starts the two command runners (one container runtime exec
+// each, the bulk of a grade's fixed cost) while the answer and checks are
+// copied; the channel closes when both are up.
+func warmRunners(ctx context.Context, box *sandbox.Container) <-chan struct{} {
+	warm := make(chan struct{})
+	go func() {
+		defer close(warm)
+		var wg sync.WaitGroup
+		for _, user := range []string{sandbox.HarnessUser, sandbox.CommandUser} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				box.Exec(ctx, []string{"true"}, sandbox.ExecOptions{User: user, Dir: "/", Timeout: 30 * time.Second})
+			}()
+		}
+		wg.Wait()
+	}()
+	return warm
+}
+
+// runGroups runs the phase's check groups in their running order and
+// records them in gr in the case's order; a required group that fails
+// unsolves it.
+func runGroups(ctx context.Context, box *sandbox.Container, c *tasks.Case, p *tasks.Phase, gr *evalctl.Grade) error {
 	for _, grp := range orderGroups(p.Groups) {
 		res, err := runGroup(ctx, box, grp)
 		if err != nil {
-			return nil, fmt.Errorf("grade %s phase %d group %s: %w", c.Name, phase, grp.Name, err)
+			return fmt.Errorf("grade %s phase %d group %s: %w", c.Name, p.Number, grp.Name, err)
 		}
 		gr.Groups = append(gr.Groups, *res)
 		if grp.Required && !res.Success {
@@ -191,9 +209,7 @@ func (g *Grader) grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	sort.SliceStable(gr.Groups, func(i, j int) bool {
 		return groupIndex(p, gr.Groups[i].Name) < groupIndex(p, gr.Groups[j].Name)
 	})
-	gr.GradedAt = time.Now().UTC()
-	gr.Seconds = time.Since(start).Seconds()
-	return gr, nil
+	return nil
 }
 
 func groupIndex(p *tasks.Phase, name string) int {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/client"
@@ -163,7 +164,41 @@ func (e *Engine) Start(ctx context.Context, spec Spec) (*Container, error) {
 	if err := e.barrier(); err != nil {
 		return nil, err
 	}
-	lim := spec.Limits
+	profile, err := seccompProfile()
+	if err != nil {
+		return nil, err
+	}
+	cfg, host := containerConfig(spec, withDefaults(spec.Limits), profile)
+	proxyDir, err := e.proxyMount(spec, host)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	created, err := e.cli.ContainerCreate(cctx, cfg, host, nil, nil, "")
+	if err != nil {
+		os.RemoveAll(proxyDir)
+		if client.IsErrNotFound(err) {
+			return nil, fmt.Errorf("create %s container: image %q not found: build it with 'evalctl image build': %w", spec.Role, spec.Image, err)
+		}
+		return nil, fmt.Errorf("create %s container: %w", spec.Role, err)
+	}
+	c := &Container{ID: created.ID, engine: e, proxyDir: proxyDir}
+	if err := e.cli.ContainerStart(cctx, created.ID, container.StartOptions{}); err != nil {
+		c.Remove(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("start %s container: %w", spec.Role, err)
+	}
+	// Removal on cancellation: the caller's context owns the container. The
+	// hook may run at once (ctx already done); c.mu orders it after the
+	// assignment it reads.
+	c.mu.Lock()
+	c.stopWatch = context.AfterFunc(ctx, func() { c.Remove(context.WithoutCancel(ctx)) })
+	c.mu.Unlock()
+	return c, nil
+}
+
+// withDefaults fills every limit left at zero with DefaultLimits'.
+func withDefaults(lim Limits) Limits {
 	if lim.MemoryBytes == 0 {
 		lim.MemoryBytes = DefaultLimits.MemoryBytes
 	}
@@ -179,10 +214,13 @@ func (e *Engine) Start(ctx context.Context, spec Spec) (*Container, error) {
 	if lim.WorkspaceBytes == 0 {
 		lim.WorkspaceBytes = DefaultLimits.WorkspaceBytes
 	}
-	profile, err := seccompProfile()
-	if err != nil {
-		return nil, err
-	}
+	return lim
+}
+
+// containerConfig is the container a spec asks for: no network, every
+// capability dropped, the seccomp profile, a read-only root, size-capped
+// tmpfs workspace and /tmp, and the limits lim.
+func containerConfig(spec Spec, lim Limits, profile string) (*container.Config, *container.HostConfig) {
 	labels := map[string]string{LabelManaged: "1", LabelRole: string(spec.Role)}
 	if spec.Run != "" {
 		labels[LabelRun] = spec.Run
@@ -236,32 +274,7 @@ func (e *Engine) Start(ctx context.Context, spec Spec) (*Container, error) {
 			PidsLimit:  &pids,
 		},
 	}
-	proxyDir, err := e.proxyMount(spec, host)
-	if err != nil {
-		return nil, err
-	}
-	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
-	defer cancel()
-	created, err := e.cli.ContainerCreate(cctx, cfg, host, nil, nil, "")
-	if err != nil {
-		os.RemoveAll(proxyDir)
-		if client.IsErrNotFound(err) {
-			return nil, fmt.Errorf("create %s container: image %q not found: build it with 'evalctl image build': %w", spec.Role, spec.Image, err)
-		}
-		return nil, fmt.Errorf("create %s container: %w", spec.Role, err)
-	}
-	c := &Container{ID: created.ID, engine: e, proxyDir: proxyDir}
-	if err := e.cli.ContainerStart(cctx, created.ID, container.StartOptions{}); err != nil {
-		c.Remove(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("start %s container: %w", spec.Role, err)
-	}
-	// Removal on cancellation: the caller's context owns the container. The
-	// hook may run at once (ctx already done); c.mu orders it after the
-	// assignment it reads.
-	c.mu.Lock()
-	c.stopWatch = context.AfterFunc(ctx, func() { c.Remove(context.WithoutCancel(ctx)) })
-	c.mu.Unlock()
-	return c, nil
+	return cfg, host
 }
 
 // Short is the container ID's first 12 characters, as docker prints it.
@@ -430,6 +443,13 @@ func (c *Container) Exec(ctx context.Context, cmd []string, opt ExecOptions) (*E
 	if opt.Detach {
 		return nil, fmt.Errorf("exec %s in %s: no command runner to detach it", cmd[0], c.Short())
 	}
+	return c.execDirect(ctx, cmd, opt, timeout, max)
+}
+
+// execDirect runs cmd through the engine's exec API, for a container
+// without a command runner: timeout(1) in the image bounds it, and the
+// engine's exec state tells when it ended.
+func (c *Container) execDirect(ctx context.Context, cmd []string, opt ExecOptions, timeout time.Duration, max int) (*ExecResult, error) {
 	secs := strconv.FormatFloat(timeout.Seconds(), 'f', 3, 64)
 	full := append([]string{"/opt/evalctl/exec", secs}, cmd...)
 	user := opt.User
@@ -471,50 +491,8 @@ func (c *Container) Exec(ctx context.Context, cmd []string, opt ExecOptions) (*E
 	}()
 
 	res := &ExecResult{}
-	deadline := time.NewTimer(timeout + killGrace)
-	defer deadline.Stop()
-	// An orphan that keeps the output pipe open (`sleep 600 &`) would hold
-	// the stream past the command's exit; poll the exec's state to notice.
-	poll := time.NewTicker(250 * time.Millisecond)
-	defer poll.Stop()
-	exitedAt := time.Time{}
-wait:
-	for {
-		select {
-		case err := <-done:
-			if err != nil && !errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("exec %s in %s: read output: %w", cmd[0], c.Short(), err)
-			}
-			break wait
-		case <-ctx.Done():
-			c.killUserAs(context.WithoutCancel(ctx), user)
-			return nil, fmt.Errorf("exec %s in %s: %w", cmd[0], c.Short(), ctx.Err())
-		case <-deadline.C:
-			// timeout(1) should have acted by now; make sure.
-			res.TimedOut = true
-			c.killUserAs(context.WithoutCancel(ctx), user)
-			select {
-			case <-done:
-			case <-time.After(killGrace):
-				resp.Close()
-				c.engine.cli.ContainerKill(context.WithoutCancel(ctx), c.ID, "KILL")
-				return nil, fmt.Errorf("exec %s in %s: command outlived its timeout and the kill; container killed", cmd[0], c.Short())
-			}
-			break wait
-		case <-poll.C:
-			ictx, cancel := context.WithTimeout(ctx, apiTimeout)
-			ins, err := cli.ContainerExecInspect(ictx, created.ID)
-			cancel()
-			if err == nil && !ins.Running {
-				if exitedAt.IsZero() {
-					exitedAt = time.Now()
-				} else if time.Since(exitedAt) > 500*time.Millisecond {
-					resp.Close() // orphans hold the pipe; stop reading
-					<-done
-					break wait
-				}
-			}
-		}
+	if err := c.waitExec(ctx, created.ID, user, cmd[0], timeout, resp, done, res); err != nil {
+		return nil, err
 	}
 	res.Duration = time.Since(start)
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiTimeout)
@@ -539,6 +517,59 @@ wait:
 		res.OOMKilled = c.sawOOMKill(context.WithoutCancel(ctx))
 	}
 	return res, nil
+}
+
+// waitExec waits until the exec's output ends, its time is up (then it
+// kills the user's processes, and the container if they outlive that), or
+// ctx ends; res.TimedOut says which.
+func (c *Container) waitExec(ctx context.Context, execID, user, name string, timeout time.Duration, resp types.HijackedResponse, done <-chan error, res *ExecResult) error {
+	cli := c.engine.cli
+	deadline := time.NewTimer(timeout + killGrace)
+	defer deadline.Stop()
+	// An orphan that keeps the output pipe open (`sleep 600 &`) would hold
+	// the stream past the command's exit; poll the exec's state to notice.
+	poll := time.NewTicker(250 * time.Millisecond)
+	defer poll.Stop()
+	exitedAt := time.Time{}
+wait:
+	for {
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, io.EOF) {
+				return fmt.Errorf("exec %s in %s: read output: %w", name, c.Short(), err)
+			}
+			break wait
+		case <-ctx.Done():
+			c.killUserAs(context.WithoutCancel(ctx), user)
+			return fmt.Errorf("exec %s in %s: %w", name, c.Short(), ctx.Err())
+		case <-deadline.C:
+			// timeout(1) should have acted by now; make sure.
+			res.TimedOut = true
+			c.killUserAs(context.WithoutCancel(ctx), user)
+			select {
+			case <-done:
+			case <-time.After(killGrace):
+				resp.Close()
+				c.engine.cli.ContainerKill(context.WithoutCancel(ctx), c.ID, "KILL")
+				return fmt.Errorf("exec %s in %s: command outlived its timeout and the kill; container killed", name, c.Short())
+			}
+			break wait
+		case <-poll.C:
+			ictx, cancel := context.WithTimeout(ctx, apiTimeout)
+			ins, err := cli.ContainerExecInspect(ictx, execID)
+			cancel()
+			if err == nil && !ins.Running {
+				if exitedAt.IsZero() {
+					exitedAt = time.Now()
+				} else if time.Since(exitedAt) > 500*time.Millisecond {
+					resp.Close() // orphans hold the pipe; stop reading
+					<-done
+					break wait
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // Users inside the container: commands run as CommandUser (the agent,
