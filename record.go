@@ -194,6 +194,18 @@ type CounterDelta struct {
 	PromptSeconds    *float64 `json:"prompt_seconds"`
 	// ReadSeconds is what the two reads cost.
 	ReadSeconds float64 `json:"read_seconds"`
+	// StartWaitSeconds is how long the runner waited before the first read
+	// for the server's slots to be idle (an earlier request still being
+	// released); it is outside the attempt's budgets.
+	StartWaitSeconds float64 `json:"start_wait_seconds,omitempty"`
+	// SettleSeconds is how long the runner waited after the attempt's last
+	// request, before the closing read, for the server's slots to be idle:
+	// a cut request is counted only once the server has released it.
+	SettleSeconds float64 `json:"settle_seconds,omitempty"`
+	// Unattributed says why the figures are null although the server
+	// exports them: the window holds work that cannot be attributed to
+	// this attempt alone (a slot still busy at a read).
+	Unattributed string `json:"unattributed,omitempty"`
 }
 
 // EndpointInfo is what the model endpoint said about itself.

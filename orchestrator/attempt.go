@@ -189,7 +189,7 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		return attemptOutcome{infra: err}
 	}
 	var snaps []*sandbox.Snapshot // the phases' answers, as written to the run directory
-	counters := startCounters(ctx, client)
+	counters := startCounters(ctx, client, r.overlaps.alone(a.Device, a.ID))
 	// done closes the attempt's model part at its last model response: the
 	// /metrics bracket ends and the endpoint is given back before the last
 	// snapshot, which needs only the container.
@@ -200,7 +200,7 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		}
 		modelDone = true
 		a.Measurements = loop.Measurements()
-		a.ServerCounters = counters.stop(ctx)
+		a.ServerCounters = counters.stop(ctx, cutShort(a.Turns), r.overlaps.alone(a.Device, a.ID))
 		releaseEndpoint()
 	}
 	for i, p := range c.Phases {
@@ -269,6 +269,20 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		out.grades = append(out.grades, g)
 	}
 	return out
+}
+
+// cutShort says the attempt's last turn did not end on a response the
+// server finished: a request may still be in the server (a wall-time cut,
+// a broken stream), counted only once the server releases it.
+func cutShort(turns []evalctl.Turn) bool {
+	if len(turns) == 0 {
+		return true
+	}
+	switch turns[len(turns)-1].Termination {
+	case evalctl.TermCompleted, evalctl.TermToolCallLimit, evalctl.TermOutputTruncated:
+		return false
+	}
+	return true
 }
 
 // infraFailure is the runner's side of the one classification rule

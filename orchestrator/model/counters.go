@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -81,4 +82,50 @@ func (c *Client) Counters(ctx context.Context) (*Counters, error) {
 		return nil, fmt.Errorf("GET %s/metrics: no generated-token counter (looked for %s)", c.root, strings.Join(counterNames["generated_tokens"], ", "))
 	}
 	return &out, nil
+}
+
+// Busy returns how many requests the server is processing: the slots
+// with is_processing in /slots (as in
+// shared/wire/llama-server/responses/slots_after.json), or, on a server
+// without /slots (llama-server without --slots), the requests_processing
+// gauge of /metrics. Neither: an error, whether it is settled is unknown.
+func (c *Client) Busy(ctx context.Context) (int, error) {
+	n, err := c.slotsBusy(ctx)
+	if err == nil || ctx.Err() != nil {
+		return n, err
+	}
+	m, merr := c.Metrics(ctx)
+	if merr != nil {
+		return 0, err
+	}
+	for name, v := range m {
+		if baseName(name) == "requests_processing" {
+			return int(v), nil
+		}
+	}
+	return 0, err
+}
+
+// slotsBusy reads /slots once (bounded by the identity timeout).
+func (c *Client) slotsBusy(ctx context.Context) (int, error) {
+	data, err := c.get(ctx, c.root+"/slots")
+	if err != nil {
+		return 0, err
+	}
+	var slots []struct {
+		IsProcessing *bool `json:"is_processing"`
+	}
+	if err := json.Unmarshal(data, &slots); err != nil {
+		return 0, fmt.Errorf("GET %s/slots: %w", c.root, err)
+	}
+	busy := 0
+	for i, s := range slots {
+		if s.IsProcessing == nil {
+			return 0, fmt.Errorf("GET %s/slots: slot %d has no is_processing", c.root, i)
+		}
+		if *s.IsProcessing {
+			busy++
+		}
+	}
+	return busy, nil
 }

@@ -83,6 +83,13 @@ type Config struct {
 	// keeps such a connection open until the next request arrives, so the
 	// client deterministically reuses it.
 	DropAfterStream bool
+	// CancelDelay reproduces how late llama-server notices a client that
+	// went away (orchestrator/model/testdata/llama-server/README.md, "A cancelled request is
+	// counted late": 0.40 to 0.98 s): the slot keeps generating and stays
+	// busy (/slots is_processing) that long, the next request waits for
+	// it, and the cut response's tokens reach /metrics only at release.
+	// Zero: noticed at once.
+	CancelDelay time.Duration
 	// NoJinja emulates llama-server started without --jinja: a chat
 	// request that carries tools is refused with HTTP 500 "tools param
 	// requires --jinja flag".
@@ -121,6 +128,9 @@ type Server struct {
 	slot  []string // pieces of the cached sequence (prompt + output)
 	m     counters
 	flaky map[string]int
+	// cancelling counts cut responses whose slot is not yet released
+	// (CancelDelay).
+	cancelling int
 
 	seq      atomic.Uint64
 	inflight atomic.Int64
@@ -264,6 +274,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, s.models())
 	case "/props":
 		writeJSON(w, 200, s.props())
+	case "/slots":
+		writeJSON(w, 200, s.slots())
 	case "/metrics":
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		io.WriteString(w, s.metrics())
@@ -385,7 +397,7 @@ func (s *Server) props() map[string]any {
 		"model_alias":    ModelPath,
 		"model_path":     ModelPath,
 		"modalities":     map[string]bool{"vision": false, "video": false, "audio": false},
-		"endpoint_slots": false, "endpoint_props": false, "endpoint_metrics": true,
+		"endpoint_slots": true, "endpoint_props": false, "endpoint_metrics": true,
 		"chat_template": "", "bos_token": "<|endoftext|>", "eos_token": "<|im_end|>",
 		"build_info":  s.cfg.BuildInfo,
 		"is_sleeping": false,
@@ -519,3 +531,31 @@ func micros(n int, rate float64) int64 {
 }
 
 var errClientGone = errors.New("client went away")
+
+// slots is llama-server's /slots body for its one slot (the fields of
+// shared/wire/llama-server/responses/slots_after.json that say whether it is
+// busy): processing while a request is served or a cut one not yet
+// released.
+func (s *Server) slots() []map[string]any {
+	s.mu.Lock()
+	busy := s.cancelling > 0
+	s.mu.Unlock()
+	busy = busy || s.inflight.Load() > 0
+	return []map[string]any{{"id": 0, "n_ctx": s.cfg.CtxSize, "speculative": false, "is_processing": busy}}
+}
+
+// waitSlot holds a new request until every cut response has released the
+// slot, as llama-server's next request waits for the slot.
+func (s *Server) waitSlot(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		n := s.cancelling
+		s.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
