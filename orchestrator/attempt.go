@@ -229,6 +229,13 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		if infraFailure(turn) {
 			return attemptOutcome{infra: fmt.Errorf("endpoint unavailable in phase %d, the request never reached it (%s): %s", p.Number, turn.ModelErrorKind, turn.Error)}
 		}
+		if turn.Termination != evalctl.TermSandboxError && cutShort([]evalctl.Turn{turn}) {
+			// A broken stream, or a wall-time cut spent retrying a server
+			// that no longer answers: the model's only if it is alive.
+			if gone := serverGone(ctx, client); gone != nil {
+				return attemptOutcome{infra: fmt.Errorf("the model server died in phase %d: %s; right after, %w", p.Number, turn.Error, gone)}
+			}
+		}
 		// A budget stop or an error ends the attempt; what exists is graded.
 		last := i == len(c.Phases)-1 || turn.Termination != evalctl.TermCompleted
 		if last {
@@ -269,6 +276,24 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		out.grades = append(out.grades, g)
 	}
 	return out
+}
+
+// serverGone probes the endpoint right after a turn that did not end on a
+// finished response (a broken stream, a 500, a cut): a server that no longer answers (refused, or
+// loading again after a restart) died under the attempt, which is then an
+// infrastructure failure, not the model's; nil while it is alive. A 500 of
+// a live server stays scored (infraFailure).
+func serverGone(ctx context.Context, c *model.Client) error {
+	err := c.Health(ctx)
+	var me *model.Error
+	if err == nil || ctx.Err() != nil || !errors.As(err, &me) {
+		return nil
+	}
+	switch {
+	case me.Class() == model.ClassUnavailable, me.Kind == model.KindDropped, me.Kind == model.KindTimeout:
+		return fmt.Errorf("its health probe failed: %v", err)
+	}
+	return nil
 }
 
 // cutShort says the attempt's last turn did not end on a response the
