@@ -192,6 +192,15 @@ type CounterDelta struct {
 	GeneratedSeconds *float64 `json:"generated_seconds"`
 	PromptTokens     *int64   `json:"prompt_tokens"`
 	PromptSeconds    *float64 `json:"prompt_seconds"`
+	// The figures are exact only to the precision the server printed its
+	// counters with (llama-server: six significant digits, so a token
+	// counter past 10^6 moves in steps of 10). Each *Within is how far the
+	// true delta may be from the figure, from the two reads' printed
+	// precision; absent (0) when the figure is exact.
+	GeneratedTokensWithin  int64   `json:"generated_tokens_within,omitempty"`
+	GeneratedSecondsWithin float64 `json:"generated_seconds_within,omitempty"`
+	PromptTokensWithin     int64   `json:"prompt_tokens_within,omitempty"`
+	PromptSecondsWithin    float64 `json:"prompt_seconds_within,omitempty"`
 	// ReadSeconds is what the two reads cost.
 	ReadSeconds float64 `json:"read_seconds"`
 	// StartWaitSeconds is how long the runner waited before the first read

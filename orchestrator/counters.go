@@ -108,6 +108,7 @@ func (ac *attemptCounters) stop(ctx context.Context, cut, alone bool) *evalctl.C
 	if why != "" {
 		d.Unattributed = why
 		d.GeneratedTokens, d.GeneratedSeconds, d.PromptTokens, d.PromptSeconds = nil, nil, nil, nil
+		d.GeneratedTokensWithin, d.GeneratedSecondsWithin, d.PromptTokensWithin, d.PromptSecondsWithin = 0, 0, 0, 0
 	}
 	return d
 }
@@ -134,5 +135,35 @@ func counterDelta(endpoint string, before, after *model.Counters, cost time.Dura
 	d.GeneratedSeconds = secs(before.GeneratedSeconds, after.GeneratedSeconds)
 	d.PromptTokens = count(before.PromptTokens, after.PromptTokens)
 	d.PromptSeconds = secs(before.PromptSeconds, after.PromptSeconds)
+	d.GeneratedTokensWithin = tokensWithin(before.GeneratedTokensStep, after.GeneratedTokensStep)
+	d.PromptTokensWithin = tokensWithin(before.PromptTokensStep, after.PromptTokensStep)
+	d.GeneratedSecondsWithin = (before.GeneratedSecondsStep + after.GeneratedSecondsStep) / 2
+	d.PromptSecondsWithin = (before.PromptSecondsStep + after.PromptSecondsStep) / 2
+	if d.GeneratedTokens == nil {
+		d.GeneratedTokensWithin = 0
+	}
+	if d.PromptTokens == nil {
+		d.PromptTokensWithin = 0
+	}
+	if d.GeneratedSeconds == nil {
+		d.GeneratedSecondsWithin = 0
+	}
+	if d.PromptSeconds == nil {
+		d.PromptSecondsWithin = 0
+	}
 	return d
+}
+
+// tokensWithin is how far a token delta may be off when the two reads
+// were printed with steps a and b: each reading is the true count rounded
+// to its step, off by at most half of it; counts are whole, so a step of
+// one or less is exact.
+func tokensWithin(a, b float64) int64 {
+	half := func(s float64) float64 {
+		if s <= 1 {
+			return 0
+		}
+		return s / 2
+	}
+	return int64(math.Floor(half(a) + half(b)))
 }

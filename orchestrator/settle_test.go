@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +93,50 @@ func TestCutAttemptCountedWhenSettled(t *testing.T) {
 	}
 	if r := rowOf(t, in, cut.ID); r.NativeOutputTokens == nil || *r.NativeOutputTokens != *cd.GeneratedTokens {
 		t.Errorf("cut attempt's recovered tokens %v, want its delta %d", r.NativeOutputTokens, *cd.GeneratedTokens)
+	}
+}
+
+// TestCountersPastAMillion: a server whose token counters passed 10^6
+// prints them with six significant digits (metrics_big_counter.txt), so a
+// delta is known only within the printed precision. A clean attempt's
+// recorded sum is then "plausible", not a match, and a failed response's
+// unknown count is not recovered from the counters: it stays unknown, and
+// the notes say why.
+func TestCountersPastAMillion(t *testing.T) {
+	eng, img := sandboxtest.Engine(t)
+	srv := startServerWith(t, scripted.Config{CountersFrom: 1_033_640})
+	f := adderPlan(t, "", []string{
+		`{name: good, endpoint: {base_url: "` + srv.URL() + `", model: reference}}`,
+		`{name: garble, endpoint: {base_url: "` + srv.URL() + `", model: garble}, max_tokens: 4096}`,
+	}, "concurrency: 1\n")
+	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img, NoPreflight: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byArm := map[string]*evalctl.Attempt{}
+	for _, a := range res.Attempts {
+		byArm[a.Arm] = a
+	}
+	good, garble := byArm["good"], byArm["garble"]
+	if d := good.ServerCounters; d == nil || d.GeneratedTokensWithin < 5 || d.PromptTokensWithin < 5 {
+		t.Fatalf("good counters %+v; want deltas known within the printed precision", d)
+	}
+	in, err := report.Load(context.Background(), []string{res.Dir}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rowOf(t, in, good.ID); r.CounterCheck == nil || *r.CounterCheck != report.CounterPlausible || r.TokensSource == nil || *r.TokensSource != report.TokensResponses {
+		t.Errorf("good row: check %v source %v; want plausible, the responses' count", r.CounterCheck, r.TokensSource)
+	}
+	if r := rowOf(t, in, garble.ID); r.NativeOutputTokens != nil || r.TokensSource != nil || r.DecodeSeconds != nil {
+		t.Errorf("garble row: tokens %v source %v; want unknown, not recovered from imprecise counters", r.NativeOutputTokens, r.TokensSource)
+	}
+	rep, err := report.Build(in, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(rep.Notes, "\n")
+	if !strings.Contains(notes, "only within the counters' printed precision") || !strings.Contains(notes, "kept it unknown") {
+		t.Errorf("notes do not say the counters were past their precision: %s", notes)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,6 +91,10 @@ type Config struct {
 	// it, and the cut response's tokens reach /metrics only at release.
 	// Zero: noticed at once.
 	CancelDelay time.Duration
+	// CountersFrom is where the prompt and generated token counters of
+	// /metrics start, as on a server that has run for a while: past 10^6
+	// they print with six significant digits only, as llama-server's do.
+	CountersFrom int64
 	// NoJinja emulates llama-server started without --jinja: a chat
 	// request that carries tools is refused with HTTP 500 "tools param
 	// requires --jinja flag".
@@ -189,6 +194,7 @@ func New(cfg Config) (*Server, error) {
 		out = io.Discard
 	}
 	s := &Server{cfg: cfg, started: time.Now(), log: log.New(out, "", log.LstdFlags|log.Lmicroseconds), flaky: map[string]int{}, starter: map[string]map[string]bool{}}
+	s.m.promptTokens, s.m.predicted = cfg.CountersFrom, cfg.CountersFrom
 	if cfg.Suite != nil {
 		for _, c := range cfg.Suite.Cases {
 			files, err := tasks.ListFiles(c.WorkspaceDir)
@@ -459,21 +465,22 @@ func (s *Server) metrics() string {
 		}
 		return fmtFloat(float64(tokens) / (float64(us) / 1e6))
 	}
+	num := func(n int64) string { return fmtFloat(float64(n)) }
 	busy := "0"
 	if m.decodes {
 		busy = "1"
 	}
 	rows := []struct{ name, help, typ, value string }{
-		{"prompt_tokens_total", "Number of prompt tokens processed, excluding cached tokens", "counter", fmt.Sprint(m.promptTokens)},
-		{"prompt_tokens_cached_total", "Number of prompt tokens reused from the cache", "counter", fmt.Sprint(m.promptCached)},
+		{"prompt_tokens_total", "Number of prompt tokens processed, excluding cached tokens", "counter", num(m.promptTokens)},
+		{"prompt_tokens_cached_total", "Number of prompt tokens reused from the cache", "counter", num(m.promptCached)},
 		{"prompt_seconds_total", "Total time spent processing prompts", "counter", sec(m.promptMicros)},
-		{"tokens_predicted_total", "Number of generation tokens processed", "counter", fmt.Sprint(m.predicted)},
+		{"tokens_predicted_total", "Number of generation tokens processed", "counter", num(m.predicted)},
 		{"tokens_predicted_seconds_total", "Total time spent generating tokens", "counter", sec(m.predictedMicros)},
-		{"n_decode_total", "Total number of llama_decode() calls, excluding speculative decoding and multimodal decoding", "counter", fmt.Sprint(m.nDecode)},
-		{"n_tokens_max", "Largest observed sequence length (prompt + generation)", "counter", fmt.Sprint(m.nTokensMax)},
-		{"spec_decode_num_draft_tokens_total", "Speculative: Total draft tokens generated", "counter", fmt.Sprint(m.draftTokens)},
-		{"spec_decode_num_accepted_tokens_total", "Speculative: Total draft tokens accepted by the target model", "counter", fmt.Sprint(m.draftAccepted)},
-		{"spec_decode_num_drafts_total", "Speculative: Total speculative decoding verification steps", "counter", fmt.Sprint(m.drafts)},
+		{"n_decode_total", "Total number of llama_decode() calls, excluding speculative decoding and multimodal decoding", "counter", num(m.nDecode)},
+		{"n_tokens_max", "Largest observed sequence length (prompt + generation)", "counter", num(m.nTokensMax)},
+		{"spec_decode_num_draft_tokens_total", "Speculative: Total draft tokens generated", "counter", num(m.draftTokens)},
+		{"spec_decode_num_accepted_tokens_total", "Speculative: Total draft tokens accepted by the target model", "counter", num(m.draftAccepted)},
+		{"spec_decode_num_drafts_total", "Speculative: Total speculative decoding verification steps", "counter", num(m.drafts)},
 		{"prompt_tokens_seconds", "Average prompt throughput in tokens/s", "gauge", rate(m.promptTokens, m.promptMicros)},
 		{"predicted_tokens_seconds", "Average generation throughput in tokens/s", "gauge", rate(m.predicted, m.predictedMicros)},
 		{"requests_processing", "Number of requests processing", "gauge", fmt.Sprint(s.inflight.Load())},
@@ -487,8 +494,11 @@ func (s *Server) metrics() string {
 	return b.String()
 }
 
+// fmtFloat prints v as llama-server does (a C++ stream's default: six
+// significant digits, "1.03364e+06" past a million, as in
+// orchestrator/model/testdata/llama-server/responses/metrics_big_counter.txt).
 func fmtFloat(v float64) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.6f", v), "0"), ".")
+	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
 // newID returns a llama-server-like id: 32 letters and digits.

@@ -113,8 +113,12 @@ type Row struct {
 	// ServerGeneratedTokens is the server's generated-token counter delta
 	// around the attempt; CounterCheck says whether the recorded sum
 	// matched it ("match", "mismatch") or the window was shared.
-	ServerGeneratedTokens *int64  `json:"server_generated_tokens,omitempty"`
-	CounterCheck          *string `json:"counter_check,omitempty"`
+	ServerGeneratedTokens *int64 `json:"server_generated_tokens,omitempty"`
+	// ServerGeneratedTokensWithin is how far the delta may be from the
+	// true count: the counters' printed precision (absent: exact). Past
+	// it the check is "plausible" at best, and nothing is recovered.
+	ServerGeneratedTokensWithin *int64  `json:"server_generated_tokens_within,omitempty"`
+	CounterCheck                *string `json:"counter_check,omitempty"`
 	// OverlappedAttempts counts the attempts that were in flight on the
 	// same device while this one ran (its speed figures may be
 	// contaminated when it is not 0); null when the record does not say
