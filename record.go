@@ -309,15 +309,20 @@ type Measurements struct {
 	NativeOutputTokens *int64 `json:"native_output_tokens"`
 	// DecodeSeconds is null when some response's decode time is unknown;
 	// client-measured time counts as known and is marked by TimingsSource.
-	DecodeSeconds     *float64 `json:"decode_seconds"`
-	PromptTokens      *int64   `json:"prompt_tokens"`
-	PromptSeconds     *float64 `json:"prompt_seconds"`
-	CachedTokens      *int64   `json:"cached_tokens"`
-	TaskSeconds       float64  `json:"task_seconds"`
-	ToolCalls         int      `json:"tool_calls"`
-	ToolErrors        int      `json:"tool_errors"`
-	Responses         int      `json:"responses"`
-	MaxSequenceTokens *int64   `json:"max_sequence_tokens"`
+	DecodeSeconds *float64 `json:"decode_seconds"`
+	PromptTokens  *int64   `json:"prompt_tokens"`
+	PromptSeconds *float64 `json:"prompt_seconds"`
+	CachedTokens  *int64   `json:"cached_tokens"`
+	// FirstCachedTokens is the cache_n of the attempt's first response:
+	// the prompt tokens the server reused from before the attempt, 0 when
+	// it started cold (the default, see Arm.ReuseServerCache); absent when
+	// the server did not say.
+	FirstCachedTokens *int64  `json:"first_cached_tokens,omitempty"`
+	TaskSeconds       float64 `json:"task_seconds"`
+	ToolCalls         int     `json:"tool_calls"`
+	ToolErrors        int     `json:"tool_errors"`
+	Responses         int     `json:"responses"`
+	MaxSequenceTokens *int64  `json:"max_sequence_tokens"`
 	// MaxResponseTokens is the most output tokens one response generated
 	// (a response its cap cut shows the cap); null when no response
 	// reported a count.

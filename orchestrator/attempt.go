@@ -181,7 +181,7 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 	defer tf.Close()
 	stream := streams(arm)
 	loop, err := agent.New(agent.Config{
-		Model: client, ModelName: arm.Endpoint.Model, Params: armParams(arm, a.Seed), NoStream: !stream,
+		Model: client, ModelName: arm.Endpoint.Model, Params: armParams(arm, a.Seed), NoStream: !stream, ColdStart: !arm.ReuseServerCache,
 		Sandbox: box, Transcript: io.MultiWriter(tf, r.prog.transcriptTap(a)), CommandTimeout: seconds(*arm.Budgets.CommandTimeoutSeconds),
 		Budgets: agent.Budgets{WallTime: seconds(*arm.Budgets.WallSeconds), GeneratedTokens: *arm.Budgets.GeneratedTokens, ToolCalls: *arm.Budgets.ToolCalls},
 	})
