@@ -55,6 +55,8 @@ type attemptCounters struct {
 	before    *model.Counters
 	cost      time.Duration
 	startWait time.Duration
+	// bound is the longest wait for the server to settle (settleBound).
+	bound time.Duration
 	// unattributed is why the window is not the attempt's alone.
 	unattributed string
 }
@@ -64,11 +66,11 @@ type attemptCounters struct {
 // being released, waited for (bounded) before the read and before the
 // attempt's budgets start.
 func startCounters(ctx context.Context, c counterReader, alone bool) *attemptCounters {
-	ac := &attemptCounters{c: c}
+	ac := &attemptCounters{c: c, bound: settleBound}
 	if alone {
 		if busy, err := c.Busy(ctx); err == nil && busy > 0 {
 			var why string
-			ac.startWait, why = settle(ctx, c, settleBound)
+			ac.startWait, why = settle(ctx, c, ac.bound)
 			if why != "" {
 				ac.unattributed = "at the attempt's start " + why
 			}
@@ -93,7 +95,7 @@ func (ac *attemptCounters) stop(ctx context.Context, cut, alone bool) *evalctl.C
 	why := ac.unattributed
 	if cut && alone {
 		var w string
-		waited, w = settle(ctx, ac.c, settleBound)
+		waited, w = settle(ctx, ac.c, ac.bound)
 		if w != "" && why == "" {
 			why = "after a cut request " + w
 		}

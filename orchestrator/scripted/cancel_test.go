@@ -55,3 +55,16 @@ func TestCancelTakesEffectLate(t *testing.T) {
 		}
 	}
 }
+
+// Past a million the counters print with six significant digits, as
+// llama-server's (metrics_big_counter.txt).
+func TestCountersPrintSixDigits(t *testing.T) {
+	_, c := start(t, scripted.Config{CountersFrom: 1_033_640})
+	m, err := c.Counters(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *m.PromptTokens != 1.03364e6 || m.PromptTokensStep != 10 {
+		t.Errorf("prompt tokens %v step %v, want 1.03364e+06 printed with a step of 10", *m.PromptTokens, m.PromptTokensStep)
+	}
+}
