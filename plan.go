@@ -119,6 +119,13 @@ type Arm struct {
 	// Stream asks for server-sent events, which gives time to first token
 	// and client-measured decode time where servers send no timings.
 	Stream *bool `json:"stream,omitempty" yaml:"stream" default:"true"`
+	// ReuseServerCache lets an attempt's first request reuse the server's
+	// prompt cache from earlier attempts. By default each attempt starts
+	// cold (its first request is sent with cache_prompt false, and the
+	// record's first_cached_tokens shows 0), so that its prompt time does
+	// not depend on what ran before it; reuse from step to step within an
+	// attempt stays either way.
+	ReuseServerCache bool `json:"reuse_server_cache,omitempty" yaml:"reuse_server_cache"`
 	// Profile is a server profile file that starts the model server for
 	// this arm (its base URL then comes from the started server); its
 	// SHA-256 is part of the arm, so editing it changes the arm's hash.

@@ -202,8 +202,29 @@ type CounterDelta struct {
 	GeneratedSeconds *float64 `json:"generated_seconds"`
 	PromptTokens     *int64   `json:"prompt_tokens"`
 	PromptSeconds    *float64 `json:"prompt_seconds"`
+	// The figures are exact only to the precision the server printed its
+	// counters with (llama-server: six significant digits, so a token
+	// counter past 10^6 moves in steps of 10). Each *Within is how far the
+	// true delta may be from the figure, from the two reads' printed
+	// precision; absent (0) when the figure is exact.
+	GeneratedTokensWithin  int64   `json:"generated_tokens_within,omitempty"`
+	GeneratedSecondsWithin float64 `json:"generated_seconds_within,omitempty"`
+	PromptTokensWithin     int64   `json:"prompt_tokens_within,omitempty"`
+	PromptSecondsWithin    float64 `json:"prompt_seconds_within,omitempty"`
 	// ReadSeconds is what the two reads cost.
 	ReadSeconds float64 `json:"read_seconds"`
+	// StartWaitSeconds is how long the runner waited before the first read
+	// for the server's slots to be idle (an earlier request still being
+	// released); it is outside the attempt's budgets.
+	StartWaitSeconds float64 `json:"start_wait_seconds,omitempty"`
+	// SettleSeconds is how long the runner waited after the attempt's last
+	// request, before the closing read, for the server's slots to be idle:
+	// a cut request is counted only once the server has released it.
+	SettleSeconds float64 `json:"settle_seconds,omitempty"`
+	// Unattributed says why the figures are null although the server
+	// exports them: the window holds work that cannot be attributed to
+	// this attempt alone (a slot still busy at a read).
+	Unattributed string `json:"unattributed,omitempty"`
 }
 
 // EndpointInfo is what the model endpoint said about itself.
@@ -298,15 +319,20 @@ type Measurements struct {
 	NativeOutputTokens *int64 `json:"native_output_tokens"`
 	// DecodeSeconds is null when some response's decode time is unknown;
 	// client-measured time counts as known and is marked by TimingsSource.
-	DecodeSeconds     *float64 `json:"decode_seconds"`
-	PromptTokens      *int64   `json:"prompt_tokens"`
-	PromptSeconds     *float64 `json:"prompt_seconds"`
-	CachedTokens      *int64   `json:"cached_tokens"`
-	TaskSeconds       float64  `json:"task_seconds"`
-	ToolCalls         int      `json:"tool_calls"`
-	ToolErrors        int      `json:"tool_errors"`
-	Responses         int      `json:"responses"`
-	MaxSequenceTokens *int64   `json:"max_sequence_tokens"`
+	DecodeSeconds *float64 `json:"decode_seconds"`
+	PromptTokens  *int64   `json:"prompt_tokens"`
+	PromptSeconds *float64 `json:"prompt_seconds"`
+	CachedTokens  *int64   `json:"cached_tokens"`
+	// FirstCachedTokens is the cache_n of the attempt's first response:
+	// the prompt tokens the server reused from before the attempt, 0 when
+	// it started cold (the default, see Arm.ReuseServerCache); absent when
+	// the server did not say.
+	FirstCachedTokens *int64  `json:"first_cached_tokens,omitempty"`
+	TaskSeconds       float64 `json:"task_seconds"`
+	ToolCalls         int     `json:"tool_calls"`
+	ToolErrors        int     `json:"tool_errors"`
+	Responses         int     `json:"responses"`
+	MaxSequenceTokens *int64  `json:"max_sequence_tokens"`
 	// MaxResponseTokens is the most output tokens one response generated
 	// (a response its cap cut shows the cap); null when no response
 	// reported a count.

@@ -219,7 +219,7 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		return attemptOutcome{infra: err}
 	}
 	var snaps []*sandbox.Snapshot // the phases' answers, as written to the run directory
-	counters := startCounters(ctx, client)
+	counters := startCounters(ctx, client, r.overlaps.alone(a.Device, a.ID))
 	// done closes the attempt's model part at its last model response: the
 	// /metrics bracket ends and the endpoint is given back before the last
 	// snapshot, which needs only the container.
@@ -230,7 +230,7 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		}
 		modelDone = true
 		a.Measurements = loop.Measurements()
-		a.ServerCounters = counters.stop(ctx)
+		a.ServerCounters = counters.stop(ctx, cutShort(a.Turns), r.overlaps.alone(a.Device, a.ID))
 		releaseEndpoint()
 	}
 	for i, p := range c.Phases {
@@ -258,6 +258,13 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		}
 		if infraFailure(turn) {
 			return attemptOutcome{infra: fmt.Errorf("endpoint unavailable in phase %d, the request never reached it (%s): %s", p.Number, turn.ModelErrorKind, turn.Error)}
+		}
+		if turn.Termination != evalctl.TermSandboxError && cutShort([]evalctl.Turn{turn}) {
+			// A broken stream, or a wall-time cut spent retrying a server
+			// that no longer answers: the model's only if it is alive.
+			if gone := serverGone(ctx, client); gone != nil {
+				return attemptOutcome{infra: fmt.Errorf("the model server died in phase %d: %s; right after, %w", p.Number, turn.Error, gone)}
+			}
 		}
 		// A budget stop or an error ends the attempt; what exists is graded.
 		last := i == len(c.Phases)-1 || turn.Termination != evalctl.TermCompleted
@@ -310,7 +317,7 @@ func (r *runner) agentFor(ctx context.Context, arm *Arm, a *evalctl.Attempt, cli
 	b := agent.Budgets{WallTime: seconds(*arm.Budgets.WallSeconds), GeneratedTokens: *arm.Budgets.GeneratedTokens, ToolCalls: *arm.Budgets.ToolCalls}
 	if arm.Agent == nil {
 		loop, err := agent.New(agent.Config{
-			Model: client, ModelName: arm.Endpoint.Model, Params: armParams(arm, a.Seed), NoStream: !streams(arm),
+			Model: client, ModelName: arm.Endpoint.Model, Params: armParams(arm, a.Seed), NoStream: !streams(arm), ColdStart: !arm.ReuseServerCache,
 			Sandbox: box, Transcript: tr, CommandTimeout: seconds(*arm.Budgets.CommandTimeoutSeconds), Budgets: b,
 		})
 		return loop, nil, err
@@ -344,6 +351,38 @@ func (r *runner) agentIdentity(arm *Arm, rec *evalctl.AgentRecord) error {
 		return fmt.Errorf("%w: arm %s ran %q, now %q: rebuild the image the run started with, or register a new arm", ErrAgentChanged, arm.Name, was, id)
 	}
 	return nil
+}
+
+// serverGone probes the endpoint right after a turn that did not end on a
+// finished response (a broken stream, a 500, a cut): a server that no longer answers (refused, or
+// loading again after a restart) died under the attempt, which is then an
+// infrastructure failure, not the model's; nil while it is alive. A 500 of
+// a live server stays scored (infraFailure).
+func serverGone(ctx context.Context, c *model.Client) error {
+	err := c.Health(ctx)
+	var me *model.Error
+	if err == nil || ctx.Err() != nil || !errors.As(err, &me) {
+		return nil
+	}
+	switch {
+	case me.Class() == model.ClassUnavailable, me.Kind == model.KindDropped, me.Kind == model.KindTimeout:
+		return fmt.Errorf("its health probe failed: %v", err)
+	}
+	return nil
+}
+
+// cutShort says the attempt's last turn did not end on a response the
+// server finished: a request may still be in the server (a wall-time cut,
+// a broken stream), counted only once the server releases it.
+func cutShort(turns []evalctl.Turn) bool {
+	if len(turns) == 0 {
+		return true
+	}
+	switch turns[len(turns)-1].Termination {
+	case evalctl.TermCompleted, evalctl.TermToolCallLimit, evalctl.TermOutputTruncated:
+		return false
+	}
+	return true
 }
 
 // infraFailure is the runner's side of the one classification rule

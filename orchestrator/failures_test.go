@@ -95,7 +95,8 @@ func TestServerFailuresAreScoredNotInfra(t *testing.T) {
 
 	// Resume with --replace-infra: only the infrastructure failure runs
 	// again (still down: infra again), the scored ones stay as they were.
-	res2, err := orchestrator.Run(context.Background(), orchestrator.Options{ResumeDir: res.Dir, ReplaceInfra: true, Engine: eng, Image: img})
+	// No preflight: it would stop the resume at the down endpoint.
+	res2, err := orchestrator.Run(context.Background(), orchestrator.WithKnobs(orchestrator.Options{ResumeDir: res.Dir, ReplaceInfra: true, Engine: eng, Image: img}, orchestrator.TestKnobs{NoPreflight: true}))
 	if !errors.Is(err, orchestrator.ErrIncomplete) {
 		t.Fatalf("got %v, want ErrIncomplete: the endpoint is still down", err)
 	}

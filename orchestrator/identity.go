@@ -31,7 +31,8 @@ func ArmIdentityOf(arm *Arm, check *runstore.EndpointCheck) *runstore.ArmIdentit
 		Extra          map[string]any `json:"extra,omitempty"`
 		Budgets        Budgets        `json:"budgets"`
 		Stream         *bool          `json:"stream,omitempty"`
-	}{arm.Endpoint.Model, arm.Endpoint.TimeoutSeconds, arm.MaxTokens, arm.Sampling, arm.Reasoning, arm.Extra, arm.Budgets, arm.Stream}
+		ReuseCache     bool           `json:"reuse_server_cache,omitempty"`
+	}{arm.Endpoint.Model, arm.Endpoint.TimeoutSeconds, arm.MaxTokens, arm.Sampling, arm.Reasoning, arm.Extra, arm.Budgets, arm.Stream, arm.ReuseServerCache}
 	fields := map[string]string{}
 	flattenJSON(fields, "", behaviour)
 	if arm.Profile != "" {

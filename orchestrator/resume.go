@@ -52,6 +52,11 @@ func resume(ctx context.Context, opts Options) (*runner, error) {
 	if img.ID != run.ImageID {
 		fmt.Fprintf(opts.Progress, "warning: the sandbox image is now %s, the run registered %s; attempts record the image they ran in\n", img.ID, run.ImageID)
 	}
+	if !opts.knobs.NoPreflight {
+		if err := recheck(ctx, store, &plan, run, opts); err != nil {
+			return fail(fmt.Errorf("resume %s: %w", store.Dir, err))
+		}
+	}
 	// Containers a killed runner left behind are of no use now.
 	pruneRun(ctx, opts, run.ID, "left by the previous runner")
 	store.Log(runstore.Event{Kind: evalctl.EventResumed})
@@ -205,4 +210,46 @@ func cancelInterrupted(store *runstore.Store, a *evalctl.Attempt, why string) er
 		Language: a.Language, Repeat: a.Repeat, Seed: a.Seed, ReplacementOf: a.ID, Suite: a.Suite, ImageID: a.ImageID,
 		EvalctlVersion: a.EvalctlVersion, ExpectedTurns: a.ExpectedTurns}
 	return cancelAttempt(store, c, evalctl.CancelledAfterStart, why+" (the slot had started: its interrupted attempt "+a.ID+" is kept as recorded)")
+}
+
+// recheck runs the preflight again, against the endpoints as they are now,
+// for the arms that have slots left to run: each must still serve the
+// arm's model name and accept its request, and say the same about itself
+// (build, model, template, settings) as at registration; a difference
+// stops the resume, named.
+func recheck(ctx context.Context, store *runstore.Store, plan *Plan, run *runstore.Run, opts Options) error {
+	all, err := store.Attempts()
+	if err != nil {
+		return err
+	}
+	latest := runstore.Current(all)
+	left := map[string]bool{}
+	for _, s := range plan.Slots {
+		a, ok := latest[s.Index]
+		if !ok || !a.State.Ended() || (a.State == evalctl.InfraFailed && opts.ReplaceInfra) {
+			left[s.Arm] = true
+		}
+	}
+	sub := *plan
+	sub.Arms = nil
+	for _, a := range plan.Arms {
+		if left[a.Name] {
+			sub.Arms = append(sub.Arms, a)
+		}
+	}
+	checks, err := Preflight(ctx, &sub, opts.Progress)
+	if err != nil {
+		return err
+	}
+	for _, now := range checks {
+		for _, then := range run.Preflight {
+			if then.Arm != now.Arm || then.BaseURL != now.BaseURL {
+				continue
+			}
+			if d := replicaDifference(replicaFields(then.Info), replicaFields(now.Info)); d != "" {
+				return fmt.Errorf("%w: arm %s, endpoint %s is not the server the run registered (registered vs now: %s); start a new run for the new server, or serve the registered one again", ErrChanged, now.Arm, now.BaseURL, d)
+			}
+		}
+	}
+	return nil
 }

@@ -287,6 +287,15 @@ func (r *runner) execute(ctx context.Context) error {
 			prep.discard()
 			break
 		}
+		// Checked again when the attempt takes its device: a stop file or
+		// heat that came while it waited for the attempt before stops it.
+		if why := r.guard(ctx); why != "" {
+			devs.release(key)
+			prep.discard()
+			r.store.Log(runstore.Event{Kind: evalctl.EventGuard, Detail: why})
+			record(fmt.Errorf("%w: %s; resume with '%s'", ErrGuard, why, r.resumeCommand()))
+			break
+		}
 		// The stop rule reads the pairs measured so far, the attempt
 		// before this one's included (its slot is free, so its model part
 		// ended).

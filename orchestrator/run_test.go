@@ -195,7 +195,9 @@ func TestGuardStopsCleanlyAndResumeFinishes(t *testing.T) {
 	eng, img := sandboxtest.Engine(t)
 	srv := startServer(t)
 	f := plan(t, srv.URL(), "guards: {max_temperature_c: 90}\n")
-	src := &hotAfter{n: 2, hot: true}
+	// The guard is read before an attempt waits for its device and again
+	// when it takes it: two cool readings per attempt, then hot.
+	src := &hotAfter{n: 4, hot: true}
 	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, f), OutDir: t.TempDir(), Engine: eng, Image: img, Temperature: src})
 	if !errors.Is(err, orchestrator.ErrGuard) || !strings.Contains(err.Error(), "99.0") {
 		t.Fatalf("got %v, want the temperature guard", err)

@@ -113,3 +113,15 @@ func (b *breaker) observe(endpoint string, infra bool, why string) string {
 	}
 	return fmt.Sprintf("%d attempts in a row on %s were infrastructure failures; the last: %s", b.count[endpoint], endpoint, why)
 }
+
+// alone says no attempt but id is in flight on the label.
+func (o *overlaps) alone(label, id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for other := range o.live[label] {
+		if other != id {
+			return false
+		}
+	}
+	return true
+}

@@ -67,6 +67,9 @@ type Config struct {
 	SystemPrompt  string
 	// Transcript receives the JSON-lines transcript; nil writes none.
 	Transcript io.Writer
+	// ColdStart sends the loop's first request with cache_prompt false:
+	// the server reuses nothing of earlier attempts' prompts.
+	ColdStart bool
 }
 
 // Loop is one attempt's conversation. It is not safe for concurrent use.
@@ -247,7 +250,12 @@ func (l *Loop) respond(ctx, wctx context.Context, turn *evalctl.Turn, params mod
 		ev.Setup = &transcript.RequestSetup{Model: l.cfg.ModelName, Stream: !l.cfg.NoStream, Params: l.cfg.Params, Tools: l.tools, SystemPrompt: l.cfg.SystemPrompt}
 	}
 	l.tr.Write(ev)
-	resp, err := l.cfg.Model.Chat(wctx, model.Request{Model: l.cfg.ModelName, Messages: l.msgs, Tools: l.tools, ToolChoice: "auto", Params: params, Stream: !l.cfg.NoStream})
+	req := model.Request{Model: l.cfg.ModelName, Messages: l.msgs, Tools: l.tools, ToolChoice: "auto", Params: params, Stream: !l.cfg.NoStream}
+	if l.cfg.ColdStart && l.seq == 1 {
+		cold := false
+		req.CachePrompt = &cold
+	}
+	resp, err := l.cfg.Model.Chat(wctx, req)
 	if err != nil {
 		l.modelFailed(ctx, wctx, turn, err)
 		return nil, false
@@ -280,9 +288,9 @@ func (l *Loop) endTurn(turn *evalctl.Turn, resp *model.Response, params model.Pa
 	case resp.Cut != nil:
 		stop(turn, evalctl.TermOutputTruncated, "a response was cut at the size cap: %s", resp.Cut.Reason)
 	case cutCall:
-		stop(turn, evalctl.TermOutputTruncated, "a response hit its output cap of %d tokens inside a tool call (%s); the call was not run", params.MaxTokens, resp.ToolCalls[len(resp.ToolCalls)-1].Name)
+		stop(turn, evalctl.TermOutputTruncated, "%s inside a tool call (%s); the call was not run", lengthCause(resp, params.MaxTokens), resp.ToolCalls[len(resp.ToolCalls)-1].Name)
 	case resp.FinishReason == model.FinishLength:
-		stop(turn, evalctl.TermOutputTruncated, "a response hit its output cap of %d tokens without a usable step", params.MaxTokens)
+		stop(turn, evalctl.TermOutputTruncated, "%s without a usable step", lengthCause(resp, params.MaxTokens))
 	default:
 		turn.Termination = evalctl.TermCompleted
 		turn.AgentFinished = true
@@ -433,4 +441,22 @@ func (l *Loop) selfCheck(res *toolResult) {
 	if tsc {
 		l.lastCheck[1] = sc
 	}
+}
+
+// lengthCause names why a response ended with finish_reason length: its
+// output cap, or, when it generated fewer tokens than the cap (or there
+// was none), the context filling up.
+func lengthCause(resp *model.Response, maxTokens int) string {
+	n, ok := resp.OutputTokens()
+	switch {
+	case !ok && maxTokens > 0:
+		return fmt.Sprintf("a response stopped at its length limit (output cap %d tokens or the context, the server did not say how many it generated)", maxTokens)
+	case !ok:
+		return "a response stopped at its length limit (the context full, or the server's default cap)"
+	case maxTokens > 0 && n >= int64(maxTokens):
+		return fmt.Sprintf("a response hit its output cap of %d tokens", maxTokens)
+	case maxTokens > 0:
+		return fmt.Sprintf("the context filled after %d generated tokens (the output cap of %d was not reached)", n, maxTokens)
+	}
+	return fmt.Sprintf("the context filled after %d generated tokens (no output cap set)", n)
 }

@@ -245,3 +245,22 @@ func TestStalledEndpointIsServerError(t *testing.T) {
 		t.Errorf("tokens %v decode %v; want null", shown(m.NativeOutputTokens), shown(m.DecodeSeconds))
 	}
 }
+
+// A tool call the context cut (fewer tokens than the output cap) says so:
+// the termination names the context, not the cap, with the count.
+func TestContextFullIsNamed(t *testing.T) {
+	suite := loadTiny(t)
+	cs := suite.Case("tiny")
+	_, client := startServer(t, scripted.Config{Suite: suite, CtxSize: 4096})
+	sb := newHostSandbox(t, cs.WorkspaceDir)
+	a := run(t, client, sb, copyOverlay(sb.root), cs, Config{ModelName: "cutcall", Params: model.Params{MaxTokens: 8192}})
+	turn := a.turns[0]
+	m := a.loop.Measurements()
+	if turn.Termination != evalctl.TermOutputTruncated || m.NativeOutputTokens == nil || *m.NativeOutputTokens >= 8192 {
+		t.Fatalf("turn %+v tokens %v; want output_truncated below the cap", turn, shown(m.NativeOutputTokens))
+	}
+	want := fmt.Sprintf("the context filled after %d generated tokens (the output cap of 8192 was not reached) inside a tool call", *m.NativeOutputTokens)
+	if !strings.Contains(turn.Error, want) {
+		t.Errorf("termination %q, want it to contain %q", turn.Error, want)
+	}
+}

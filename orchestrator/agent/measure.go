@@ -34,6 +34,10 @@ type meter struct {
 	finish                 map[string]int
 	toolCalls, toolErrors  int
 	taskSeconds            float64
+	// firstCached is the first response's cache_n: 0 when the attempt
+	// started cold on the server.
+	firstCached *int64
+	firstSeen   bool
 }
 
 func (m *meter) init() {
@@ -51,6 +55,12 @@ func (m *meter) unknown() {
 }
 
 func (m *meter) add(r *model.Response) {
+	if !m.firstSeen {
+		m.firstSeen = true
+		if r.Timings != nil && r.Timings.CacheN != nil {
+			m.firstCached = ptr(*r.Timings.CacheN)
+		}
+	}
 	m.responses++
 	m.spent += r.SpentTokens()
 	m.anomalies = append(m.anomalies, r.Anomalies...)
@@ -136,6 +146,7 @@ func (m *meter) result() *evalctl.Measurements {
 	if m.cacheKnow {
 		out.CachedTokens = ptr(m.cached)
 	}
+	out.FirstCachedTokens = m.firstCached
 	if m.maxSeqKnown {
 		out.MaxSequenceTokens = ptr(m.maxSeq)
 	}

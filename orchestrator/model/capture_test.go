@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"io/fs"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -502,6 +503,24 @@ func TestMetricsPastAMillion(t *testing.T) {
 	} {
 		if got, ok := m[name]; !ok || got != want {
 			t.Errorf("%s = %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+}
+
+// The printed precision of each counter: past a million llama-server's six
+// significant digits leave steps of 10 tokens; below, counts are exact.
+func TestCounterPrecision(t *testing.T) {
+	var c Counters
+	c.setSteps(loadCapture(t, "metrics_big_counter").body)
+	if c.PromptTokensStep != 10 || c.GeneratedTokensStep > 1 {
+		t.Errorf("steps prompt %v generated %v, want 10 and at most 1", c.PromptTokensStep, c.GeneratedTokensStep)
+	}
+	for text, want := range map[string]float64{
+		"1.03364e+06": 10, "1.0336e+06": 10, "1e+06": 10, "2515": 0.01, "1033640": 1,
+		"808.995": 0.001, "9.67671": 1e-5, "0.048522": 1e-7, "0": 0,
+	} {
+		if got := Step(text); math.Abs(got-want) > want*1e-9 {
+			t.Errorf("Step(%q) = %v, want %v", text, got, want)
 		}
 	}
 }

@@ -3,7 +3,10 @@ package model
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -20,6 +23,56 @@ type Counters struct {
 	GeneratedSeconds *float64
 	PromptTokens     *float64
 	PromptSeconds    *float64
+	// Steps are the printed precision of each figure: the value of one
+	// unit in its last printed digit (see Step); 0 when unknown.
+	GeneratedTokensStep, GeneratedSecondsStep, PromptTokensStep, PromptSecondsStep float64
+}
+
+// Step is the precision a counter's printed text carries: one unit of
+// its last significant digit, counting at least six significant digits
+// (llama-server prints its counters as C++ streams do, with six:
+// "1.03364e+06" is 1033640 give or take 5, a step of 10, see
+// orchestrator/model/testdata/llama-server/README.md, "Counters past a
+// million"). A printer that gives more digits gets the finer step.
+func Step(text string) float64 {
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil || v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0
+	}
+	mant := strings.TrimLeft(text, "+-")
+	if i := strings.IndexAny(mant, "eE"); i >= 0 {
+		mant = mant[:i]
+	}
+	digits := strings.TrimLeft(strings.ReplaceAll(mant, ".", ""), "0")
+	sig := max(len(digits), 6)
+	return math.Pow(10, math.Floor(math.Log10(math.Abs(v)))-float64(sig)+1)
+}
+
+// samples maps each sample line's metric name to its value's text.
+func samples(data []byte) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && !strings.HasPrefix(f[0], "#") {
+			out[baseName(f[0])] = f[1]
+		}
+	}
+	return out
+}
+
+// setSteps fills in the figures' printed precision from the raw body.
+func (out *Counters) setSteps(data []byte) {
+	text := samples(data)
+	step := func(key string) float64 {
+		for _, n := range counterNames[key] {
+			if t, ok := text[n]; ok {
+				return Step(t)
+			}
+		}
+		return 0
+	}
+	out.GeneratedTokensStep, out.GeneratedSecondsStep = step("generated_tokens"), step("generated_seconds")
+	out.PromptTokensStep, out.PromptSecondsStep = step("prompt_tokens"), step("prompt_seconds")
 }
 
 // counterNames are the names each counter has had across llama-server
@@ -76,9 +129,56 @@ func (c *Client) Counters(ctx context.Context) (*Counters, error) {
 		return nil, fmt.Errorf("GET %s/metrics: %w", c.root, err)
 	}
 	out := CountersFrom(m)
+	out.setSteps(data)
 	out.Start, out.End = start, time.Now()
 	if out.GeneratedTokens == nil {
 		return nil, fmt.Errorf("GET %s/metrics: no generated-token counter (looked for %s)", c.root, strings.Join(counterNames["generated_tokens"], ", "))
 	}
 	return &out, nil
+}
+
+// Busy returns how many requests the server is processing: the slots
+// with is_processing in /slots (as in
+// shared/wire/llama-server/responses/slots_after.json), or, on a server
+// without /slots (llama-server without --slots), the requests_processing
+// gauge of /metrics. Neither: an error, whether it is settled is unknown.
+func (c *Client) Busy(ctx context.Context) (int, error) {
+	n, err := c.slotsBusy(ctx)
+	if err == nil || ctx.Err() != nil {
+		return n, err
+	}
+	m, merr := c.Metrics(ctx)
+	if merr != nil {
+		return 0, err
+	}
+	for name, v := range m {
+		if baseName(name) == "requests_processing" {
+			return int(v), nil
+		}
+	}
+	return 0, err
+}
+
+// slotsBusy reads /slots once (bounded by the identity timeout).
+func (c *Client) slotsBusy(ctx context.Context) (int, error) {
+	data, err := c.get(ctx, c.root+"/slots")
+	if err != nil {
+		return 0, err
+	}
+	var slots []struct {
+		IsProcessing *bool `json:"is_processing"`
+	}
+	if err := json.Unmarshal(data, &slots); err != nil {
+		return 0, fmt.Errorf("GET %s/slots: %w", c.root, err)
+	}
+	busy := 0
+	for i, s := range slots {
+		if s.IsProcessing == nil {
+			return 0, fmt.Errorf("GET %s/slots: slot %d has no is_processing", c.root, i)
+		}
+		if *s.IsProcessing {
+			busy++
+		}
+	}
+	return busy, nil
 }

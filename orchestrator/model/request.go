@@ -26,6 +26,7 @@ type wireRequest struct {
 	MinP          *float64      `json:"min_p,omitempty"`
 	RepeatPenalty *float64      `json:"repeat_penalty,omitempty"`
 	IgnoreEOS     bool          `json:"ignore_eos,omitempty"`
+	CachePrompt   *bool         `json:"cache_prompt,omitempty"`
 }
 
 // wireMessage always carries "content" (llama-server requires it unless
@@ -57,6 +58,7 @@ func ChatBody(req Request) ([]byte, error) {
 		MinP:          p.MinP,
 		RepeatPenalty: p.RepeatPenalty,
 		IgnoreEOS:     p.IgnoreEOS,
+		CachePrompt:   req.CachePrompt,
 	}
 	if req.Stream {
 		w.StreamOptions = &openai.StreamOptions{IncludeUsage: true}

@@ -88,6 +88,9 @@ type Request struct {
 	// Stream asks for server-sent events with stream_options.include_usage;
 	// it is what lets the client measure time to first token.
 	Stream bool
+	// CachePrompt is sent as cache_prompt when set: false keeps
+	// llama-server from reusing its prompt cache for this request.
+	CachePrompt *bool
 }
 
 // Usage is the OpenAI-style token count of one response.

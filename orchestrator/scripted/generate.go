@@ -286,6 +286,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, "invalid_request_error", err.Error())
 		return
 	}
+	if s.waitSlot(r.Context()) != nil {
+		return
+	}
 	if s.cfg.NoJinja && len(req.Tools) > 0 {
 		// llama-server's chat parser throws this before any generation;
 		// the exception becomes a 500 server_error.
@@ -340,8 +343,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if !req.Stream {
 		// The response takes as long as its timings say: a reader never
 		// sees more decode seconds than the request really took.
+		begun := time.Now()
 		if sleepCtx(r.Context(), time.Duration(pus+dus)*time.Microsecond) != nil {
-			s.accountPartial(t, g, 0, 0)
+			s.accountPartial(t, g, min(len(g.tokens), s.decodedBy(time.Since(begun), pus)), pus)
 			return
 		}
 		s.account(t, pus, dus, g.steps, g)
@@ -392,12 +396,41 @@ func invalidToolArgs(req *chatRequest) string {
 	return ""
 }
 
-// accountPartial counts a response whose client went away: llama-server
-// still counts the prompt and the tokens generated until then.
+// accountPartial counts a response whose client went away after sent
+// tokens: llama-server still counts the prompt and the tokens generated
+// until it noticed. With CancelDelay it notices that much later: it goes
+// on generating, keeps the slot busy, and counts only at release.
 func (s *Server) accountPartial(t *timings, g *generation, sent int, pus int64) {
-	p := *t
-	p.PredictedN = int64(sent)
-	s.account(&p, pus, micros(sent, s.cfg.DecodeTPS), int64(sent), nil)
+	count := func(n int) {
+		p := *t
+		p.PredictedN = int64(n)
+		s.account(&p, pus, micros(n, s.cfg.DecodeTPS), int64(n), nil)
+	}
+	d := s.cfg.CancelDelay
+	if d <= 0 {
+		count(sent)
+		return
+	}
+	n := min(len(g.tokens), sent+int(d.Seconds()*s.cfg.DecodeTPS))
+	s.mu.Lock()
+	s.cancelling++
+	s.mu.Unlock()
+	time.AfterFunc(d, func() {
+		count(n)
+		s.mu.Lock()
+		s.cancelling--
+		s.mu.Unlock()
+	})
+}
+
+// decodedBy is how many tokens a response paced at the emulated rates has
+// generated after elapsed, its prompt taking pus microseconds.
+func (s *Server) decodedBy(elapsed time.Duration, pus int64) int {
+	dec := elapsed - time.Duration(pus)*time.Microsecond
+	if dec <= 0 {
+		return 0
+	}
+	return int(dec.Seconds() * s.cfg.DecodeTPS)
 }
 
 type chunkWriter struct {
@@ -542,6 +575,9 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, openAI bool)
 		writeError(w, 400, "invalid_request_error", "prompt must be a string")
 		return
 	}
+	if s.waitSlot(r.Context()) != nil {
+		return
+	}
 	prompt := Pieces(promptText)
 	if len(prompt) > s.cfg.CtxSize {
 		e := overflowError(len(prompt), s.cfg.CtxSize)
@@ -558,8 +594,9 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, openAI bool)
 	g.finish = map[string]string{"limit": "length", "eos": "stop"}[stopType]
 	cacheN := s.admit(prompt, g, req.CachePrompt)
 	t, pus, dus := s.timingsFor(len(prompt)-cacheN, cacheN, len(g.tokens), g)
+	begun := time.Now()
 	if sleepCtx(r.Context(), time.Duration(pus+dus)*time.Microsecond) != nil {
-		s.accountPartial(t, g, 0, 0)
+		s.accountPartial(t, g, min(len(g.tokens), s.decodedBy(time.Since(begun), pus)), pus)
 		return
 	}
 	s.account(t, pus, dus, g.steps, g)

@@ -28,6 +28,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,6 +84,17 @@ type Config struct {
 	// keeps such a connection open until the next request arrives, so the
 	// client deterministically reuses it.
 	DropAfterStream bool
+	// CancelDelay reproduces how late llama-server notices a client that
+	// went away (orchestrator/model/testdata/llama-server/README.md, "A cancelled request is
+	// counted late": 0.40 to 0.98 s): the slot keeps generating and stays
+	// busy (/slots is_processing) that long, the next request waits for
+	// it, and the cut response's tokens reach /metrics only at release.
+	// Zero: noticed at once.
+	CancelDelay time.Duration
+	// CountersFrom is where the prompt and generated token counters of
+	// /metrics start, as on a server that has run for a while: past 10^6
+	// they print with six significant digits only, as llama-server's do.
+	CountersFrom int64
 	// NoJinja emulates llama-server started without --jinja: a chat
 	// request that carries tools is refused with HTTP 500 "tools param
 	// requires --jinja flag".
@@ -121,6 +133,9 @@ type Server struct {
 	slot  []string // pieces of the cached sequence (prompt + output)
 	m     counters
 	flaky map[string]int
+	// cancelling counts cut responses whose slot is not yet released
+	// (CancelDelay).
+	cancelling int
 
 	seq      atomic.Uint64
 	inflight atomic.Int64
@@ -179,6 +194,7 @@ func New(cfg Config) (*Server, error) {
 		out = io.Discard
 	}
 	s := &Server{cfg: cfg, started: time.Now(), log: log.New(out, "", log.LstdFlags|log.Lmicroseconds), flaky: map[string]int{}, starter: map[string]map[string]bool{}}
+	s.m.promptTokens, s.m.predicted = cfg.CountersFrom, cfg.CountersFrom
 	if cfg.Suite != nil {
 		for _, c := range cfg.Suite.Cases {
 			files, err := tasks.ListFiles(c.WorkspaceDir)
@@ -264,6 +280,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, s.models())
 	case "/props":
 		writeJSON(w, 200, s.props())
+	case "/slots":
+		writeJSON(w, 200, s.slots())
 	case "/metrics":
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		io.WriteString(w, s.metrics())
@@ -385,7 +403,7 @@ func (s *Server) props() map[string]any {
 		"model_alias":    ModelPath,
 		"model_path":     ModelPath,
 		"modalities":     map[string]bool{"vision": false, "video": false, "audio": false},
-		"endpoint_slots": false, "endpoint_props": false, "endpoint_metrics": true,
+		"endpoint_slots": true, "endpoint_props": false, "endpoint_metrics": true,
 		"chat_template": "", "bos_token": "<|endoftext|>", "eos_token": "<|im_end|>",
 		"build_info":  s.cfg.BuildInfo,
 		"is_sleeping": false,
@@ -447,21 +465,22 @@ func (s *Server) metrics() string {
 		}
 		return fmtFloat(float64(tokens) / (float64(us) / 1e6))
 	}
+	num := func(n int64) string { return fmtFloat(float64(n)) }
 	busy := "0"
 	if m.decodes {
 		busy = "1"
 	}
 	rows := []struct{ name, help, typ, value string }{
-		{"prompt_tokens_total", "Number of prompt tokens processed, excluding cached tokens", "counter", fmt.Sprint(m.promptTokens)},
-		{"prompt_tokens_cached_total", "Number of prompt tokens reused from the cache", "counter", fmt.Sprint(m.promptCached)},
+		{"prompt_tokens_total", "Number of prompt tokens processed, excluding cached tokens", "counter", num(m.promptTokens)},
+		{"prompt_tokens_cached_total", "Number of prompt tokens reused from the cache", "counter", num(m.promptCached)},
 		{"prompt_seconds_total", "Total time spent processing prompts", "counter", sec(m.promptMicros)},
-		{"tokens_predicted_total", "Number of generation tokens processed", "counter", fmt.Sprint(m.predicted)},
+		{"tokens_predicted_total", "Number of generation tokens processed", "counter", num(m.predicted)},
 		{"tokens_predicted_seconds_total", "Total time spent generating tokens", "counter", sec(m.predictedMicros)},
-		{"n_decode_total", "Total number of llama_decode() calls, excluding speculative decoding and multimodal decoding", "counter", fmt.Sprint(m.nDecode)},
-		{"n_tokens_max", "Largest observed sequence length (prompt + generation)", "counter", fmt.Sprint(m.nTokensMax)},
-		{"spec_decode_num_draft_tokens_total", "Speculative: Total draft tokens generated", "counter", fmt.Sprint(m.draftTokens)},
-		{"spec_decode_num_accepted_tokens_total", "Speculative: Total draft tokens accepted by the target model", "counter", fmt.Sprint(m.draftAccepted)},
-		{"spec_decode_num_drafts_total", "Speculative: Total speculative decoding verification steps", "counter", fmt.Sprint(m.drafts)},
+		{"n_decode_total", "Total number of llama_decode() calls, excluding speculative decoding and multimodal decoding", "counter", num(m.nDecode)},
+		{"n_tokens_max", "Largest observed sequence length (prompt + generation)", "counter", num(m.nTokensMax)},
+		{"spec_decode_num_draft_tokens_total", "Speculative: Total draft tokens generated", "counter", num(m.draftTokens)},
+		{"spec_decode_num_accepted_tokens_total", "Speculative: Total draft tokens accepted by the target model", "counter", num(m.draftAccepted)},
+		{"spec_decode_num_drafts_total", "Speculative: Total speculative decoding verification steps", "counter", num(m.drafts)},
 		{"prompt_tokens_seconds", "Average prompt throughput in tokens/s", "gauge", rate(m.promptTokens, m.promptMicros)},
 		{"predicted_tokens_seconds", "Average generation throughput in tokens/s", "gauge", rate(m.predicted, m.predictedMicros)},
 		{"requests_processing", "Number of requests processing", "gauge", fmt.Sprint(s.inflight.Load())},
@@ -475,8 +494,11 @@ func (s *Server) metrics() string {
 	return b.String()
 }
 
+// fmtFloat prints v as llama-server does (a C++ stream's default: six
+// significant digits, "1.03364e+06" past a million, as in
+// orchestrator/model/testdata/llama-server/responses/metrics_big_counter.txt).
 func fmtFloat(v float64) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.6f", v), "0"), ".")
+	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
 // newID returns a llama-server-like id: 32 letters and digits.
@@ -519,3 +541,31 @@ func micros(n int, rate float64) int64 {
 }
 
 var errClientGone = errors.New("client went away")
+
+// slots is llama-server's /slots body for its one slot (the fields of
+// shared/wire/llama-server/responses/slots_after.json that say whether it is
+// busy): processing while a request is served or a cut one not yet
+// released.
+func (s *Server) slots() []map[string]any {
+	s.mu.Lock()
+	busy := s.cancelling > 0
+	s.mu.Unlock()
+	busy = busy || s.inflight.Load() > 0
+	return []map[string]any{{"id": 0, "n_ctx": s.cfg.CtxSize, "speculative": false, "is_processing": busy}}
+}
+
+// waitSlot holds a new request until every cut response has released the
+// slot, as llama-server's next request waits for the slot.
+func (s *Server) waitSlot(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		n := s.cancelling
+		s.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}

@@ -25,6 +25,11 @@ const (
 	// CounterShared: another attempt on the same server overlapped the
 	// window, so the delta is not this attempt's alone: not checked.
 	CounterShared = "shared"
+	// CounterPlausible: the server's counters were past their printed
+	// precision (llama-server prints six significant digits), so the
+	// delta is known only within a few tokens; the recorded sum lies
+	// within that: a plausibility check, not an exact one.
+	CounterPlausible = "plausible"
 )
 
 // window is when an attempt may have used its server.
@@ -99,34 +104,53 @@ func applyCounters(attempts []*evalctl.Attempt, rows []Row) {
 		}
 		tok := *d.GeneratedTokens
 		r.ServerGeneratedTokens = &tok
+		if w := d.GeneratedTokensWithin; w > 0 {
+			r.ServerGeneratedTokensWithin = &w
+		}
 		if !exclusive(i, wins) {
 			v := CounterShared
 			r.CounterCheck = &v
 			continue
 		}
 		if r.NativeOutputTokens != nil {
-			v := CounterMatch
-			if *r.NativeOutputTokens != tok {
-				v = CounterMismatch
-			}
+			v := crossCheck(*r.NativeOutputTokens, tok, d.GeneratedTokensWithin)
 			r.CounterCheck = &v
 			continue
 		}
+		if d.GeneratedTokensWithin > 0 {
+			// Past the counters' printed precision the delta is no exact
+			// count: the row stays unknown.
+			continue
+		}
 		// Recovered: the count is the server's, exact; decode seconds too
-		// when the server exports them, else the row stays unmeasured.
+		// when the server exports them to the millisecond, else the row
+		// stays unmeasured.
 		rec := TokensServerCounters
 		r.TokensSource = &rec
 		r.NativeOutputTokens = &tok
-		if d.GeneratedSeconds != nil {
+		if d.GeneratedSeconds != nil && d.GeneratedSecondsWithin <= 0.001 {
 			s := *d.GeneratedSeconds
 			r.DecodeSeconds = &s
 		}
 	}
 }
 
+// crossCheck compares a recorded token sum with the server's delta, known
+// within the given number of tokens (0: exact).
+func crossCheck(recorded, delta, within int64) string {
+	off := recorded - delta
+	switch {
+	case off == 0 && within == 0:
+		return CounterMatch
+	case off >= -within && off <= within:
+		return CounterPlausible
+	}
+	return CounterMismatch
+}
+
 // counterNotes say what the cross-check found.
 func counterNotes(in *Input) []string {
-	var recovered, checked int
+	var recovered, checked, plausible, imprecise int
 	var mismatches []string
 	for i := range in.Rows {
 		r := &in.Rows[i]
@@ -134,11 +158,17 @@ func counterNotes(in *Input) []string {
 			recovered++
 		}
 		if r.CounterCheck == nil {
+			if r.NativeOutputTokens == nil && r.ServerGeneratedTokens != nil {
+				imprecise++
+			}
 			continue
 		}
 		switch *r.CounterCheck {
 		case CounterMatch:
 			checked++
+		case CounterPlausible:
+			checked++
+			plausible++
 		case CounterMismatch:
 			checked++
 			mismatches = append(mismatches, fmt.Sprintf("%s (%s %s %s: recorded %d, server %d)", r.AttemptID, r.Arm, r.Case, r.Repeat, *r.NativeOutputTokens, *r.ServerGeneratedTokens))
@@ -147,6 +177,12 @@ func counterNotes(in *Input) []string {
 	var out []string
 	if checked > 0 {
 		out = append(out, fmt.Sprintf("server counters: %d attempt(s) with the server to themselves checked against /metrics deltas, %d mismatch(es)", checked, len(mismatches)))
+	}
+	if plausible > 0 {
+		out = append(out, fmt.Sprintf("server counters: %d of the checked attempt(s) only within the counters' printed precision (past it a delta is not exact; the responses' own figures are the record, the counters a plausibility check)", plausible))
+	}
+	if imprecise > 0 {
+		out = append(out, fmt.Sprintf("%d attempt(s) with an unknown response count kept it unknown: the server's counters were past their printed precision", imprecise))
 	}
 	for _, m := range mismatches {
 		out = append(out, "server counters MISMATCH: attempt "+m)

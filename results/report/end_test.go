@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/results/reporttest"
 )
 
@@ -27,5 +28,19 @@ func TestWriteRunEnd(t *testing.T) {
 		if got := strings.Contains(out, "evalctl run --resume "+dir); got != stopped {
 			t.Errorf("stopped %v: resume command shown %v:\n%s", stopped, got, out)
 		}
+	}
+}
+
+// TestWriteRunEndReplaceInfra: a run stopped with infrastructure failures
+// left is told the command that re-runs them.
+func TestWriteRunEndReplaceInfra(t *testing.T) {
+	dir := writeRun(t, &reporttest.RunSpec{ID: "r1", Attempts: []reporttest.AttemptSpec{
+		{Arm: "a", Case: "c", Language: "python", Repeat: "r", Phases: 1, Solved: []bool{true}},
+		{Arm: "a", Case: "c", Language: "python", Repeat: "r2", Phases: 1, State: evalctl.InfraFailed},
+	}})
+	var b strings.Builder
+	WriteRunEnd(context.Background(), &b, dir, true)
+	if want := "evalctl run --resume " + dir + " --replace-infra"; !strings.Contains(b.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, b.String())
 	}
 }

@@ -243,11 +243,11 @@ func checkRowFacts(r *Row, field func(string) string) *Difference {
 		if r.NativeOutputTokens == nil || r.ServerGeneratedTokens == nil {
 			return &Difference{AttemptsJSON, field("counter_check"), "null (no recorded and server count to compare)", strconv.Quote(*r.CounterCheck)}
 		}
-		want := CounterMatch
-		if *r.NativeOutputTokens != *r.ServerGeneratedTokens {
-			want = CounterMismatch
+		var within int64
+		if r.ServerGeneratedTokensWithin != nil {
+			within = *r.ServerGeneratedTokensWithin
 		}
-		if *r.CounterCheck != want {
+		if want := crossCheck(*r.NativeOutputTokens, *r.ServerGeneratedTokens, within); *r.CounterCheck != want {
 			return &Difference{AttemptsJSON, field("counter_check"), strconv.Quote(want) + " (recorded vs server count)", strconv.Quote(*r.CounterCheck)}
 		}
 	}

@@ -113,8 +113,12 @@ type Row struct {
 	// ServerGeneratedTokens is the server's generated-token counter delta
 	// around the attempt; CounterCheck says whether the recorded sum
 	// matched it ("match", "mismatch") or the window was shared.
-	ServerGeneratedTokens *int64  `json:"server_generated_tokens,omitempty"`
-	CounterCheck          *string `json:"counter_check,omitempty"`
+	ServerGeneratedTokens *int64 `json:"server_generated_tokens,omitempty"`
+	// ServerGeneratedTokensWithin is how far the delta may be from the
+	// true count: the counters' printed precision (absent: exact). Past
+	// it the check is "plausible" at best, and nothing is recovered.
+	ServerGeneratedTokensWithin *int64  `json:"server_generated_tokens_within,omitempty"`
+	CounterCheck                *string `json:"counter_check,omitempty"`
 	// AgentReportedTokens is what an agent command claimed it generated
 	// (its own usage report, summed over phases); absent for the built-in
 	// loop and for an agent that did not report in every phase. Only the
