@@ -256,6 +256,9 @@ class Peer {
         const got = this.stash.get(id);
         if (got) {
           this.stash.delete(id);
+          if (Array.isArray(got.w)) {
+            for (const w of got.w) if (Array.isArray(w) && w[0] === "w") this.dec(w);
+          }
           if (got.e !== undefined) throw this.dec(got.e);
           return this.dec(got.v);
         }
@@ -270,12 +273,23 @@ class Peer {
     }
   }
 
+  // serve performs one request of the other side. A call's arguments that
+  // are copies of the other side's containers go back with the reply, with
+  // their content now (encBack): what the callee changed in them is changed
+  // in the caller's originals, returned or not, thrown or not.
   serve(m) {
+    const args = [];
+    const back = (r) => {
+      const w = args.filter((x) => this.copies.has(x)).map((x) => this.enc(x));
+      if (w.length) r.w = w;
+      return r;
+    };
     try {
-      return { t: "r", id: m.id, v: this.enc(this.perform(m.op, Array.isArray(m.a) ? m.a : [])) };
+      const v = this.perform(m.op, Array.isArray(m.a) ? m.a : [], args);
+      return back({ t: "r", id: m.id, v: this.enc(v) });
     } catch (e) {
       try {
-        return { t: "r", id: m.id, e: this.enc(e) };
+        return back({ t: "r", id: m.id, e: this.enc(e) });
       } catch (e2) {
         return { t: "r", id: m.id, e: this.enc(new Error("evalctl: a value could not cross the boundary")) };
       }
@@ -287,7 +301,7 @@ class Peer {
     return this.mine.get(n);
   }
 
-  perform(op, a) {
+  perform(op, a, args = []) {
     switch (op) {
       case "get": return this.read(this.obj(a[0]), this.key(a[1]));
       case "set":
@@ -304,8 +318,16 @@ class Peer {
         if (!d) return undefined;
         return { value: "value" in d ? d.value : d.get ? d.get.call(this.obj(a[0])) : undefined, enumerable: !!d.enumerable, writable: d.writable !== false };
       }
-      case "apply": return Reflect.apply(this.fn(a[0]), this.self(this.dec(a[1])), this.args(a[2]));
-      case "construct": return Reflect.construct(this.fn(a[0]), this.args(a[1]));
+      case "apply": {
+        const f = this.fn(a[0]), self = this.self(this.dec(a[1]));
+        args.push(...this.args(a[2]));
+        return Reflect.apply(f, self, args.slice());
+      }
+      case "construct": {
+        const f = this.fn(a[0]);
+        args.push(...this.args(a[1]));
+        return Reflect.construct(f, args.slice());
+      }
       case "str": return String(this.obj(a[0]));
       case "settle": {
         const m = this.mirrors.get(a[0]);
