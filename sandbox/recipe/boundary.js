@@ -155,6 +155,7 @@ class Peer {
     this.early = new Map(); // their promise id -> [ok, value] settled before we saw it
     this.forwarded = new WeakSet();
     this.pins = new WeakMap(); // the tests' iterator -> key -> its pinned method
+    this.mirrored = new WeakSet(); // our mirrors of their promises
     this.copies = new WeakSet(); // what we built from their plain data (it goes back with its content)
     this.sending = new Set(); // copies being encoded (a cycle goes back as a reference)
     this.busy = true; // the other side's last word on pending work
@@ -459,7 +460,14 @@ class Peer {
     }
     if (v === null) return null;
     const theirs = this.theirIds.get(v);
-    if (theirs !== undefined) return this.copies.has(v) ? this.encBack(v, theirs, depth) : ["r", theirs];
+    if (theirs !== undefined) {
+      if (this.copies.has(v)) return this.encBack(v, theirs, depth);
+      // A mirror of the other side's promise going back to it: the owner
+      // holds the original again, and its handlers say whether the
+      // rejection is handled (the mirror is not reported here as well).
+      if (this.mirrored.has(v)) v.catch(() => {});
+      return ["r", theirs];
+    }
     const bname = nameOfBuiltin.get(v);
     if (bname !== undefined) return ["B", bname];
     if (this.trusted && FORBIDDEN.has(v)) throw new TypeError("evalctl: the tests' process does not hand this out");
@@ -770,6 +778,7 @@ class Peer {
     }
     this.theirs.set(n, p);
     this.theirIds.set(p, n);
+    this.mirrored.add(p);
     this.updateKeep();
     return p;
   }
