@@ -50,7 +50,7 @@ func TestNodeTamperRawProtocol(t *testing.T) {
 				t.Fatal(err)
 			}
 			g := &tasks.Group{Name: "acceptance", Runner: tasks.RunnerNodeTest, TSConfig: "/checks/tsconfig.json",
-				Paths: []string{"checks/a.test.js", "checks/b.test.js"}, Timeout: 4 * time.Minute, Tests: 3, Required: true}
+				Paths: []string{"checks/a.test.js", "checks/b.test.js"}, Timeout: 10 * time.Minute, Tests: 3, Required: true}
 			res, err := runGroup(ctx, box, g)
 			if err != nil {
 				t.Fatal(err)
@@ -59,7 +59,7 @@ func TestNodeTamperRawProtocol(t *testing.T) {
 				t.Errorf("acceptance %d/%d (success %v), want %d/3\n%s", res.Passed, res.Total, res.Success, tt.passed, res.Output)
 			}
 			for name, ok := range tt.typecheck {
-				tg := &tasks.Group{Name: "typecheck", Runner: tasks.RunnerTSC, TSConfig: "/checks/tsconfig." + name + ".json", Timeout: 2 * time.Minute, Required: true}
+				tg := &tasks.Group{Name: "typecheck", Runner: tasks.RunnerTSC, TSConfig: "/checks/tsconfig." + name + ".json", Timeout: 5 * time.Minute, Required: true}
 				tr, err := runGroup(ctx, box, tg)
 				if err != nil {
 					t.Fatal(err)
