@@ -26,7 +26,7 @@ func TestNodeBoundaryIsTransparent(t *testing.T) {
 	box := sandboxtest.Start(t, sandbox.Spec{Volumes: []string{"/checks"}})
 	copyTree(t, box, "testdata/nodediff")
 	g := &tasks.Group{Name: "diff", Runner: tasks.RunnerNodeTest, TSConfig: "/checks/tsconfig.json",
-		Paths: []string{"checks/honest.test.js", "checks/jest.test.js"}, Timeout: 5 * time.Minute, Required: true}
+		Paths: []string{"checks/honest.test.js", "checks/jest.test.js"}, Timeout: 12 * time.Minute, Required: true}
 	res, err := runGroup(ctx, box, g)
 	if err != nil {
 		t.Fatal(err)
