@@ -224,8 +224,12 @@ func runPyCompile(ctx context.Context, box *sandbox.Container, remaining func() 
 	return nil
 }
 
+// runTSC runs a typecheck group: tsc -p TSCONFIG --noEmit through the
+// image's typecheck.js, which neutralises the pragmas that switch checking
+// off (@ts-nocheck, @ts-ignore, @ts-expect-error) in the answer's files,
+// so the group judges the answer's types.
 func runTSC(ctx context.Context, box *sandbox.Container, g *tasks.Group, remaining func() time.Duration, res *evalctl.GroupResult) error {
-	out, err := box.Exec(ctx, []string{"tsc", "-p", g.TSConfig, "--noEmit", "--pretty", "false"}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
+	out, err := box.Exec(ctx, []string{"node", "/opt/evalctl/typecheck.js", g.TSConfig}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
 	if err != nil {
 		return err
 	}
@@ -242,8 +246,11 @@ func runTSC(ctx context.Context, box *sandbox.Container, g *tasks.Group, remaini
 func runNodeTest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir string, remaining func() time.Duration, res *evalctl.GroupResult) error {
 	outDir := dir + "/build"
 	// Type errors are the typecheck groups' business: tsc still emits, and
-	// behaviour is judged by the tests.
-	tsc, err := box.Exec(ctx, []string{"tsc", "-p", g.TSConfig, "--outDir", outDir, "--pretty", "false"}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
+	// behaviour is judged by the tests. The build directory gets its own
+	// package.json, so node, looking for the nearest one above a compiled
+	// file, never reads one the answer wrote (/tmp/package.json).
+	tsc, err := box.Exec(ctx, []string{"sh", "-c", `tsc -p "$1" --outDir "$2" --pretty false; rc=$?; mkdir -p "$2" && printf '{"type": "commonjs"}\n' > "$2/package.json" || exit 9; exit $rc`,
+		"tsc", g.TSConfig, outDir}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
 	if err != nil {
 		return err
 	}
@@ -269,8 +276,8 @@ func runNodeTest(ctx context.Context, box *sandbox.Container, g *tasks.Group, di
 	for _, p := range g.Paths {
 		cmd = append(cmd, outDir+"/"+strings.TrimPrefix(p, "/"))
 	}
-	out, err := box.Exec(ctx, cmd, sandbox.ExecOptions{Timeout: remaining(), MaxOutput: reportCap, User: sandbox.HarnessUser,
-		Env: []string{"EVALCTL_ANSWER_SOCKET=" + sock, "EVALCTL_BUILD_DIR=" + outDir}})
+	out, err := box.Exec(ctx, cmd, sandbox.ExecOptions{Timeout: remaining(), MaxOutput: reportCap, User: sandbox.HarnessUser, Dir: outDir,
+		Env: []string{"EVALCTL_ANSWER_SOCKET=" + sock, "EVALCTL_BUILD_DIR=" + outDir, "HOME=" + outDir}})
 	if err != nil {
 		return err
 	}

@@ -57,8 +57,8 @@ func TestImportedSuitePassesTheGate(t *testing.T) {
 			if err := importer.Write(out, exs, importer.Options{Name: "imported", Version: "1.0.0"}); err != nil {
 				t.Fatal(err)
 			}
-			if err := controls.FillCounts(ctx, gen.Grader, out, exs, labels); err != nil {
-				t.Fatal(err)
+			if _, refused, err := controls.FillCounts(ctx, gen.Grader, out, exs, labels); err != nil || len(refused) > 0 {
+				t.Fatal(err, refused)
 			}
 			s, err := tasks.LoadSuite(out)
 			if err != nil {

@@ -58,10 +58,20 @@ func Import(ctx context.Context, r ImportRequest, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer done()
-	if err := FillCounts(ctx, gen.Grader, im.Out, im.Exercises, grader.Labels{Run: grader.RunLabel("cases-import")}); err != nil {
+	counts, refused, err := FillCounts(ctx, gen.Grader, im.Out, im.Exercises, grader.Labels{Run: grader.RunLabel("cases-import")})
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "imported %d %s exercises into %s in %.1fs\n", len(im.Exercises), im.Adapter.Name(), im.Out, time.Since(im.Start).Seconds())
+	// An exercise whose reference does not pass is left out; the others
+	// are imported, and the table says which and why.
+	if err := im.Drop(refused); err != nil {
+		return err
+	}
+	im.WriteTable(stdout, counts)
+	if len(im.Exercises) == 0 {
+		return fmt.Errorf("import: no exercise of %s could be imported (see the table)", r.Args[1])
+	}
+	fmt.Fprintf(stdout, "imported %d of %d %s exercises into %s in %.1fs\n", len(im.Exercises), len(im.Exercises)+len(im.Refused), im.Adapter.Name(), im.Out, time.Since(im.Start).Seconds())
 	if r.NoControls {
 		return nil
 	}
@@ -70,47 +80,62 @@ func Import(ctx context.Context, r ImportRequest, stdout, stderr io.Writer) erro
 
 // FillCounts grades the reference of every exercise Write laid out in out
 // (all at once; the grader bounds how many run) and rewrites each case.yaml
-// with the number of acceptance tests the reference ran. A reference that
-// does not pass is an error naming the exercise; every such exercise is
-// reported, and the others still get their counts.
-func FillCounts(ctx context.Context, g Grader, out string, exs []*importer.Exercise, labels grader.Labels) error {
+// with the number of acceptance tests the reference ran (counts, by case).
+// A reference that does not pass is refused, naming the exercise and why;
+// the others still get their counts. err is what stopped the grading
+// (the engine), never a reference's failure.
+func FillCounts(ctx context.Context, g Grader, out string, exs []*importer.Exercise, labels grader.Labels) (counts map[string]int, refused []*importer.Refusal, err error) {
 	s, err := tasks.LoadSuite(out)
 	if err != nil {
-		return fmt.Errorf("import: the written suite does not load: %w", err)
+		return nil, nil, fmt.Errorf("import: the written suite does not load: %w", err)
 	}
+	got := make([]int, len(exs))
 	errs := make([]error, len(exs))
 	var wg sync.WaitGroup
 	for i, ex := range exs {
 		c := s.Case(ex.Name)
 		if c == nil {
-			return fmt.Errorf("import: case %s missing from %s", ex.Name, out)
+			return nil, nil, fmt.Errorf("import: case %s missing from %s", ex.Name, out)
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = fillOne(ctx, g, s, c, ex, labels)
+			got[i], errs[i] = fillOne(ctx, g, s, c, ex, labels)
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	counts = map[string]int{}
+	var stop []error
+	for i, ex := range exs {
+		var r *importer.Refusal
+		switch {
+		case errs[i] == nil:
+			counts[ex.Name] = got[i]
+		case errors.As(errs[i], &r):
+			refused = append(refused, r)
+		default:
+			stop = append(stop, errs[i])
+		}
+	}
+	return counts, refused, errors.Join(stop...)
 }
 
-func fillOne(ctx context.Context, g Grader, s *tasks.Suite, c *tasks.Case, ex *importer.Exercise, labels grader.Labels) error {
+func fillOne(ctx context.Context, g Grader, s *tasks.Suite, c *tasks.Case, ex *importer.Exercise, labels grader.Labels) (int, error) {
 	start, err := grader.PhaseStart(c, 1)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	ref, err := sandbox.DirEntries(c.Phases[0].ReferenceDir, tasks.Ignored)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	snap, err := sandbox.NewSnapshot(grader.Overlay(start, ref))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	gr, err := g.Grade(ctx, s, c, 1, snap, labels)
 	if err != nil {
-		return fmt.Errorf("import %s: grade the reference: %w", ex.Source, err)
+		return 0, fmt.Errorf("import %s: grade the reference: %w", ex.Source, err)
 	}
 	acc := gr.Group("acceptance")
 	if acc == nil || !gr.Solved {
@@ -121,7 +146,7 @@ func fillOne(ctx context.Context, g Grader, s *tasks.Suite, c *tasks.Case, ex *i
 				why += "; syntax fails"
 			}
 		}
-		return fmt.Errorf("import %s: the reference (the example) is not solved: %s", ex.Source, why)
+		return 0, &importer.Refusal{Name: ex.Name, Source: ex.Source, Err: fmt.Errorf("the reference (the example) is not solved: %s", why)}
 	}
-	return os.WriteFile(filepath.Join(c.Dir, tasks.CaseFile), importer.CaseYAML(ex, map[string]int{"acceptance": acc.Total}), 0o644)
+	return acc.Total, os.WriteFile(filepath.Join(c.Dir, tasks.CaseFile), importer.CaseYAML(ex, map[string]int{"acceptance": acc.Total}), 0o644)
 }

@@ -84,7 +84,7 @@ const BUILTIN_NAMES = ["Object", "Function", "Array", "Error", "TypeError", "Ran
   "ReferenceError", "EvalError", "URIError", "AggregateError", "Promise", "Map", "Set", "WeakMap", "WeakSet",
   "Date", "RegExp", "Symbol", "Number", "String", "Boolean", "BigInt", "ArrayBuffer", "Uint8Array",
   "EventTarget", "Event", "AbortController", "AbortSignal", "DOMException", "Math", "JSON", "Reflect",
-  "Proxy", "Atomics", "Intl", "console"];
+  "Proxy", "Atomics", "Intl"];
 const GEN = Object.getPrototypeOf(function* () {});
 const AGEN = Object.getPrototypeOf(async function* () {});
 const builtinByName = new Map();
@@ -112,9 +112,24 @@ const WELL_KNOWN = ["iterator", "asyncIterator", "hasInstance", "toStringTag", "
 
 // What the trusted side never hands out: each evaluates code or reaches the
 // whole process.
-const FORBIDDEN = new Set([Function, eval, globalThis, process,
+// The console and the standard streams are the reporter's: whoever holds
+// them writes the report.
+const FORBIDDEN = new Set([Function, eval, globalThis, process, console, process.stdout, process.stderr,
   Object.getPrototypeOf(async function () {}).constructor, GEN.constructor, AGEN.constructor,
   typeof require === "function" ? require : undefined, require("module")]);
+
+// Builtin prototypes whose methods work only on their own kind of object
+// (internal slots): on the tests' objects the answer gets these methods
+// pinned to the object it read them from (next() of the tests' generator),
+// never as free functions.
+const SLOT_PROTOS = new Set([GEN.prototype, AGEN.prototype, Object.getPrototypeOf([][Symbol.iterator]()),
+  Object.getPrototypeOf(new Map()[Symbol.iterator]()), Object.getPrototypeOf(new Set()[Symbol.iterator]()),
+  Object.getPrototypeOf(""[Symbol.iterator]())]);
+
+// What a get on the tests' object answers when the property is not the
+// object's own nor its class's (a builtin's, such as Object.prototype's):
+// the answer's side then looks it up on its own builtins.
+const NOT_FOUND = Symbol("evalctl.notFound");
 
 const REMOTE_OBJECT = Object.freeze(Object.create(Object.prototype, {
   [Symbol.toStringTag]: { value: "RemoteObject" },
@@ -139,6 +154,10 @@ class Peer {
     this.mirrors = new Map(); // their promise id -> {resolve, reject}
     this.early = new Map(); // their promise id -> [ok, value] settled before we saw it
     this.forwarded = new WeakSet();
+    this.pins = new WeakMap(); // the tests' iterator -> key -> its pinned method
+    this.mirrored = new WeakSet(); // our mirrors of their promises
+    this.copies = new WeakSet(); // what we built from their plain data (it goes back with its content)
+    this.sending = new Set(); // copies being encoded (a cycle goes back as a reference)
     this.busy = true; // the other side's last word on pending work
     this.onClose = () => {};
     this.flag = new Int32Array(new SharedArrayBuffer(4));
@@ -238,6 +257,9 @@ class Peer {
         const got = this.stash.get(id);
         if (got) {
           this.stash.delete(id);
+          if (Array.isArray(got.w)) {
+            for (const w of got.w) if (Array.isArray(w) && w[0] === "w") this.dec(w);
+          }
           if (got.e !== undefined) throw this.dec(got.e);
           return this.dec(got.v);
         }
@@ -252,12 +274,23 @@ class Peer {
     }
   }
 
+  // serve performs one request of the other side. A call's arguments that
+  // are copies of the other side's containers go back with the reply, with
+  // their content now (encBack): what the callee changed in them is changed
+  // in the caller's originals, returned or not, thrown or not.
   serve(m) {
+    const args = [];
+    const back = (r) => {
+      const w = args.filter((x) => this.copies.has(x)).map((x) => this.enc(x));
+      if (w.length) r.w = w;
+      return r;
+    };
     try {
-      return { t: "r", id: m.id, v: this.enc(this.perform(m.op, Array.isArray(m.a) ? m.a : [])) };
+      const v = this.perform(m.op, Array.isArray(m.a) ? m.a : [], args);
+      return back({ t: "r", id: m.id, v: this.enc(v) });
     } catch (e) {
       try {
-        return { t: "r", id: m.id, e: this.enc(e) };
+        return back({ t: "r", id: m.id, e: this.enc(e) });
       } catch (e2) {
         return { t: "r", id: m.id, e: this.enc(new Error("evalctl: a value could not cross the boundary")) };
       }
@@ -269,14 +302,14 @@ class Peer {
     return this.mine.get(n);
   }
 
-  perform(op, a) {
+  perform(op, a, args = []) {
     switch (op) {
-      case "get": return this.obj(a[0])[this.key(a[1])];
+      case "get": return this.read(this.obj(a[0]), this.key(a[1]));
       case "set":
         this.writable();
         this.obj(a[0])[this.key(a[1])] = this.dec(a[2]);
         return undefined;
-      case "has": return this.key(a[1]) in this.obj(a[0]);
+      case "has": return this.trusted ? this.lookup(this.obj(a[0]), this.key(a[1])) !== undefined : this.key(a[1]) in this.obj(a[0]);
       case "delete":
         this.writable();
         return delete this.obj(a[0])[this.key(a[1])];
@@ -286,8 +319,16 @@ class Peer {
         if (!d) return undefined;
         return { value: "value" in d ? d.value : d.get ? d.get.call(this.obj(a[0])) : undefined, enumerable: !!d.enumerable, writable: d.writable !== false };
       }
-      case "apply": return Reflect.apply(this.fn(a[0]), this.dec(a[1]), this.args(a[2]));
-      case "construct": return Reflect.construct(this.fn(a[0]), this.args(a[1]));
+      case "apply": {
+        const f = this.fn(a[0]), self = this.self(this.dec(a[1]));
+        args.push(...this.args(a[2]));
+        return Reflect.apply(f, self, args.slice());
+      }
+      case "construct": {
+        const f = this.fn(a[0]);
+        args.push(...this.args(a[1]));
+        return Reflect.construct(f, args.slice());
+      }
       case "str": return String(this.obj(a[0]));
       case "settle": {
         const m = this.mirrors.get(a[0]);
@@ -318,6 +359,53 @@ class Peer {
   // it: a test's fake source, its bookkeeping, its classes stay the tests'.
   writable() {
     if (this.trusted) throw new TypeError("evalctl: the answer cannot change the tests' objects");
+  }
+
+  // lookup finds where key k of the tests' object o is defined: on o or
+  // on a prototype of the tests' own (a class of theirs), never on a
+  // builtin's prototype; undefined if it is not there.
+  lookup(o, k) {
+    for (let p = o, i = 0; p !== null && i <= MAX_DEPTH; p = Reflect.getPrototypeOf(p), i++) {
+      if (p !== o && nameOfBuiltin.has(p)) {
+        const d = SLOT_PROTOS.has(p) ? Reflect.getOwnPropertyDescriptor(p, k) : undefined;
+        return d ? [p, d] : undefined;
+      }
+      const d = Reflect.getOwnPropertyDescriptor(p, k);
+      if (d) return [p, d];
+    }
+    return undefined;
+  }
+
+  // read is a get. On the answer's side it is the object's own; on the
+  // tests' side it sees only what lookup finds (the answer holds only what
+  // the tests handed it: their objects and their classes' methods, never
+  // the builtins' methods and accessors, which it has of its own).
+  read(o, k) {
+    if (!this.trusted) return o[k];
+    const found = this.lookup(o, k);
+    if (found === undefined) return NOT_FOUND;
+    const [p, d] = found;
+    const v = "value" in d ? d.value : d.get ? Reflect.apply(d.get, o, []) : undefined;
+    if (SLOT_PROTOS.has(p) && typeof v === "function") return this.pinned(o, k, v);
+    return v;
+  }
+
+  // pinned is method m of the tests' iterator o with o as its this,
+  // whatever this the answer calls it with.
+  pinned(o, k, m) {
+    let byKey = this.pins.get(o);
+    if (!byKey) this.pins.set(o, (byKey = new Map()));
+    if (!byKey.has(k)) byKey.set(k, (...args) => Reflect.apply(m, o, args));
+    return byKey.get(k);
+  }
+
+  // self is the this the answer calls one of the tests' functions with:
+  // never one of the tests' builtins, which it can only name.
+  self(v) {
+    if (this.trusted && (typeof v === "object" || typeof v === "function") && v !== null && nameOfBuiltin.has(v)) {
+      throw new TypeError("evalctl: the tests' functions do not run with a builtin as this");
+    }
+    return v;
   }
 
   fn(n) {
@@ -364,6 +452,7 @@ class Peer {
         return ["n", Object.is(v, -0) ? "-0" : String(v)];
       case "bigint": return ["i", v.toString()];
       case "symbol": {
+        if (v === NOT_FOUND) return ["N"];
         const k = this.encKey(v);
         if (k === undefined) throw new TypeError("evalctl: a symbol cannot cross the boundary");
         return k;
@@ -371,7 +460,14 @@ class Peer {
     }
     if (v === null) return null;
     const theirs = this.theirIds.get(v);
-    if (theirs !== undefined) return ["r", theirs];
+    if (theirs !== undefined) {
+      if (this.copies.has(v)) return this.encBack(v, theirs, depth);
+      // A mirror of the other side's promise going back to it: the owner
+      // holds the original again, and its handlers say whether the
+      // rejection is handled (the mirror is not reported here as well).
+      if (this.mirrored.has(v)) v.catch(() => {});
+      return ["r", theirs];
+    }
     const bname = nameOfBuiltin.get(v);
     if (bname !== undefined) return ["B", bname];
     if (this.trusted && FORBIDDEN.has(v)) throw new TypeError("evalctl: the tests' process does not hand this out");
@@ -392,6 +488,27 @@ class Peer {
     }
     if (proto === Set.prototype && Reflect.ownKeys(v).length === 0) return ["S", this.register(v), Array.from(v, (x) => this.enc(x, depth + 1))];
     return ["h", this.register(v), this.encProto(proto, depth)];
+  }
+
+  // encBack sends back a copy of the other side's plain container with
+  // its content now: the other side updates its original in place and
+  // gets it back (what a callee changes in a container it was passed is
+  // changed for the caller too, and identity holds).
+  encBack(v, id, depth) {
+    if (this.sending.has(v)) return ["r", id];
+    this.sending.add(v);
+    try {
+      const proto = Object.getPrototypeOf(v);
+      const own = Reflect.ownKeys(v).length;
+      if (proto === Array.prototype && Array.isArray(v) && isPlainArray(v)) return ["w", id, "a", Array.from(v, (x) => this.enc(x, depth + 1))];
+      if ((proto === Object.prototype || proto === null) && isPlainObject(v)) return ["w", id, "o", Object.keys(v).map((k) => [k, this.enc(v[k], depth + 1)])];
+      if (proto === Map.prototype && own === 0) return ["w", id, "M", Array.from(v, ([k, x]) => [this.enc(k, depth + 1), this.enc(x, depth + 1)])];
+      if (proto === Set.prototype && own === 0) return ["w", id, "S", Array.from(v, (x) => this.enc(x, depth + 1))];
+      if (proto === Date.prototype && own === 0) return ["w", id, "D", v.getTime()];
+      return ["r", id];
+    } finally {
+      this.sending.delete(v);
+    }
   }
 
   encProto(p, depth) {
@@ -423,9 +540,11 @@ class Peer {
   encError(e, depth) {
     const n = this.register(e);
     const props = [];
-    for (const k of Object.keys(e)) {
+    // Own data properties, enumerable or not (an AggregateError's errors,
+    // a cause), keep their value and whether they are enumerable.
+    for (const k of Object.getOwnPropertyNames(e)) {
       const d = Object.getOwnPropertyDescriptor(e, k);
-      if (d && "value" in d && k !== "name" && k !== "message" && k !== "stack") props.push([k, this.enc(d.value, depth + 1)]);
+      if (d && "value" in d && k !== "name" && k !== "message" && k !== "stack") props.push([k, this.enc(d.value, depth + 1), d.enumerable === true]);
     }
     let name, message, stack;
     try { name = String(e.name); } catch (x) { name = "Error"; }
@@ -456,9 +575,14 @@ class Peer {
         return builtinByName.get(x[1]);
       }
       case "r": return this.obj(x[1]);
+      case "w": return this.writeBack(x, depth);
+      case "N":
+        if (this.trusted) throw new BoundaryError("evalctl: malformed value across the boundary");
+        return NOT_FOUND;
       case "a": {
         const out = x[2].map((y) => this.dec(y, depth + 1));
         this.theirIds.set(out, this.num(x[1]));
+        this.copies.add(out);
         return out;
       }
       case "o": {
@@ -468,26 +592,83 @@ class Peer {
           Object.defineProperty(out, k, { value: this.dec(y, depth + 1), writable: true, enumerable: true, configurable: true });
         }
         this.theirIds.set(out, this.num(x[1]));
+        this.copies.add(out);
         return out;
       }
       case "D": {
         const out = new Date(Number(x[2]));
         this.theirIds.set(out, this.num(x[1]));
+        this.copies.add(out);
         return out;
       }
       case "M": {
         const out = new Map(x[2].map(([k, y]) => [this.dec(k, depth + 1), this.dec(y, depth + 1)]));
         this.theirIds.set(out, this.num(x[1]));
+        this.copies.add(out);
         return out;
       }
       case "S": {
         const out = new Set(x[2].map((y) => this.dec(y, depth + 1)));
         this.theirIds.set(out, this.num(x[1]));
+        this.copies.add(out);
         return out;
       }
       case "f": case "h": return this.handle(x, depth);
       case "p": return this.mirror(this.num(x[1]));
       case "e": return this.error(x, depth);
+    }
+    throw new BoundaryError("evalctl: malformed value across the boundary");
+  }
+
+  // writeBack takes back one of our plain containers with the content the
+  // other side gave it: updated in place and returned as itself, or, if it
+  // cannot be (frozen, or no longer of its kind), a fresh one.
+  writeBack(x, depth) {
+    const orig = this.obj(x[1]);
+    const kind = x[2], d = (y) => this.dec(y, depth + 1);
+    if (!Array.isArray(x[3]) && kind !== "D") throw new BoundaryError("evalctl: malformed value across the boundary");
+    try {
+      switch (kind) {
+        case "a": {
+          const vals = x[3].map(d);
+          if (!Array.isArray(orig) || !Object.isExtensible(orig)) return vals;
+          orig.length = vals.length;
+          for (let i = 0; i < vals.length; i++) orig[i] = vals[i];
+          return orig;
+        }
+        case "o": {
+          const entries = x[3].map(([k, y]) => {
+            if (typeof k !== "string") throw new BoundaryError("evalctl: malformed object");
+            return [k, d(y)];
+          });
+          if (typeof orig !== "object" || Array.isArray(orig) || !Object.isExtensible(orig)) return fromEntries(entries);
+          const keep = new Set(entries.map(([k]) => k));
+          for (const k of Object.keys(orig)) if (!keep.has(k)) delete orig[k];
+          for (const [k, v] of entries) Object.defineProperty(orig, k, { value: v, writable: true, enumerable: true, configurable: true });
+          return orig;
+        }
+        case "M": {
+          const vals = x[3].map(([k, y]) => [d(k), d(y)]);
+          if (!(orig instanceof Map) || Object.isFrozen(orig)) return new Map(vals);
+          orig.clear();
+          for (const [k, v] of vals) orig.set(k, v);
+          return orig;
+        }
+        case "S": {
+          const vals = x[3].map(d);
+          if (!(orig instanceof Set) || Object.isFrozen(orig)) return new Set(vals);
+          orig.clear();
+          for (const v of vals) orig.add(v);
+          return orig;
+        }
+        case "D":
+          if (!(orig instanceof Date)) return new Date(Number(x[3]));
+          orig.setTime(Number(x[3]));
+          return orig;
+      }
+    } catch (e) {
+      if (e instanceof BoundaryError) throw e;
+      return orig; // a frozen original the update could not change
     }
     throw new BoundaryError("evalctl: malformed value across the boundary");
   }
@@ -515,11 +696,14 @@ class Peer {
     const target = fn ? function () {} : Object.create(null);
     const ek = (k) => peer.encKey(k);
     const p = new Proxy(target, {
-      get(t, k) {
+      get(t, k, receiver) {
         if (k === Symbol.toPrimitive) return (hint) => (hint === "number" ? NaN : hint === "string" ? peer.str(n) : "[remote object]");
         const kk = ek(k);
         if (kk === undefined) return undefined;
-        return peer.call("get", [n, kk]);
+        const v = peer.call("get", [n, kk]);
+        // Not the tests' own: this side's builtins answer.
+        if (v === NOT_FOUND) return proto === null ? undefined : Reflect.get(proto, k, receiver);
+        return v;
       },
       set(t, k, v) {
         const kk = ek(k);
@@ -529,7 +713,8 @@ class Peer {
       },
       has(t, k) {
         const kk = ek(k);
-        return kk !== undefined && peer.call("has", [n, kk]) === true;
+        if (kk !== undefined && peer.call("has", [n, kk]) === true) return true;
+        return !peer.trusted && proto !== null && k in proto;
       },
       deleteProperty(t, k) {
         const kk = ek(k);
@@ -593,6 +778,7 @@ class Peer {
     }
     this.theirs.set(n, p);
     this.theirIds.set(p, n);
+    this.mirrored.add(p);
     this.updateKeep();
     return p;
   }
@@ -607,14 +793,20 @@ class Peer {
     Object.defineProperty(e, "name", { value: String(x[3]), writable: true, enumerable: false, configurable: true });
     Object.defineProperty(e, "message", { value: String(x[4]), writable: true, enumerable: false, configurable: true });
     if (typeof x[5] === "string") Object.defineProperty(e, "stack", { value: x[5], writable: true, enumerable: false, configurable: true });
-    for (const [k, y] of x[6]) {
+    for (const [k, y, en] of x[6]) {
       if (typeof k !== "string") throw new BoundaryError("evalctl: malformed error");
-      Object.defineProperty(e, k, { value: this.dec(y, depth + 1), writable: true, enumerable: true, configurable: true });
+      Object.defineProperty(e, k, { value: this.dec(y, depth + 1), writable: true, enumerable: en !== false, configurable: true });
     }
     this.theirs.set(n, e);
     this.theirIds.set(e, n);
     return e;
   }
+}
+
+function fromEntries(entries) {
+  const out = {};
+  for (const [k, v] of entries) Object.defineProperty(out, k, { value: v, writable: true, enumerable: true, configurable: true });
+  return out;
 }
 
 function isError(v) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -75,7 +76,7 @@ func (a Exercism) Exercises(src string) ([]*Exercise, error) {
 	for _, d := range dirs {
 		ex, err := a.exercise(d)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, &Refusal{Name: filepath.Base(d), Source: d, Err: err})
 			continue
 		}
 		out = append(out, ex)
@@ -152,10 +153,16 @@ func (Exercism) exercise(dir string) (*Exercise, error) {
 			return nil, err
 		}
 	}
+	others, err := otherFiles(dir, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("exercism: %w", err)
+	}
 	if ex.Language == tasks.TypeScript {
-		if err := ex.jest(); err != nil {
+		if err := ex.jest(others); err != nil {
 			return nil, fmt.Errorf("exercism: %s: %w", dir, err)
 		}
+	} else {
+		ex.pyHelpers(others)
 	}
 	// The example is the solution's content: .meta/example.py becomes the
 	// solution file (two_fer.py). With several files, they pair in order.
@@ -204,17 +211,34 @@ const (
 // jest makes the acceptance files of a JavaScript or TypeScript exercise
 // run on the image's Jest layer and adds the tsconfig files that compile
 // them (and, for TypeScript, type-check the solution with its tests).
-func (ex *Exercise) jest() error {
+func (ex *Exercise) jest(others map[string][]byte) error {
 	ex.Checks = map[string][]byte{}
-	var files []string
+	var files, helpers []string
 	for _, name := range sortedNames(ex.Acceptance) {
-		out, err := jestTest(ex.Acceptance[name], name, "checks/acceptance", ex.Workspace)
+		out, hs, err := jestTest(ex.Acceptance[name], name, "checks/acceptance", ex.Workspace, others)
 		if err != nil {
 			return err
 		}
 		ex.Acceptance[name] = out
+		helpers = append(helpers, hs...)
 		files = append(files, "/checks/acceptance/"+name)
 		ex.TestPaths = append(ex.TestPaths, "checks/acceptance/"+strings.TrimSuffix(name, path.Ext(name))+".js")
+	}
+	// The helpers the tests import travel with them (and the helpers
+	// those import), their own imports of the solution pointed at the
+	// workspace like the tests'.
+	for len(helpers) > 0 {
+		h := helpers[0]
+		helpers = helpers[1:]
+		if _, done := ex.Acceptance[h]; done {
+			continue
+		}
+		out, hs, err := rewriteImports(string(others[h]), h, "checks/acceptance", ex.Workspace, others)
+		if err != nil {
+			return err
+		}
+		ex.Acceptance[h] = []byte(out)
+		helpers = append(helpers, hs...)
 	}
 	// The two type-check groups every TypeScript phase has: the solution
 	// alone, and the solution as the tests use it. JavaScript compiles
@@ -237,4 +261,66 @@ func sortedNames(m map[string][]byte) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// otherFiles are the exercise's files that are neither its solution, its
+// tests nor its reference, nor Exercism's own (.meta, .docs, the package
+// manifests): candidates for a helper module the tests import.
+func otherFiles(dir string, cfg exercismConfig) (map[string][]byte, error) {
+	skip := map[string]bool{}
+	for _, l := range [][]string{cfg.Files.Solution, cfg.Files.Test, cfg.Files.Example} {
+		for _, f := range l {
+			skip[f] = true
+		}
+	}
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "__pycache__") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch path.Ext(rel) {
+		case ".py", ".js", ".ts", ".mjs", ".cjs":
+		default:
+			return nil
+		}
+		if skip[rel] || strings.HasSuffix(rel, ".config.js") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out[rel] = b
+		return nil
+	})
+	return out, err
+}
+
+// pyImport matches the top-level module a Python line imports.
+var pyImport = regexp.MustCompile(`(?m)^\s*(?:from\s+([A-Za-z_]\w*)\s+import\b|import\s+([A-Za-z_]\w*))`)
+
+// pyHelpers puts beside the tests the modules of the exercise they import
+// that are not the solution (test_utils.py, say): the tests' own helpers
+// travel with the checks.
+func (ex *Exercise) pyHelpers(others map[string][]byte) {
+	todo := sortedNames(ex.Acceptance)
+	for len(todo) > 0 {
+		src := ex.Acceptance[todo[0]]
+		todo = todo[1:]
+		for _, m := range pyImport.FindAllSubmatch(src, -1) {
+			name := string(m[1]) + string(m[2]) + ".py"
+			if b, ok := others[name]; ok && ex.Acceptance[name] == nil {
+				ex.Acceptance[name] = b
+				todo = append(todo, name)
+			}
+		}
+	}
 }

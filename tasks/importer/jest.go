@@ -35,7 +35,8 @@ var jestMatchers = map[string]bool{
 }
 
 var (
-	reMatcher   = regexp.MustCompile(`\.(to[A-Z]\w*)\s*\(`)
+	reExpect    = regexp.MustCompile(`(?:^|[^.\w$])expect\s*\(`)
+	reMatcher   = regexp.MustCompile(`^\s*((?:\.\s*(?:not|resolves|rejects)\s*)*)\.\s*([A-Za-z_$][\w$]*)\s*\(`)
 	reJestObj   = regexp.MustCompile(`\bjest\.(\w+)`)
 	reEach      = regexp.MustCompile(`\b(?:describe|test|it|xtest|xit)\.(each|todo|concurrent|failing)\b`)
 	reExpectFn  = regexp.MustCompile(`\bexpect\.(\w+)`)
@@ -48,7 +49,7 @@ var (
 // point at /workspace through the same relative path from /checks, which
 // also holds in tsc's build tree, and the layer's names the file uses are
 // imported from it. It refuses, with file and line, what the layer lacks.
-func jestTest(src []byte, file, testDir string, workspace map[string][]byte) ([]byte, error) {
+func jestTest(src []byte, file, testDir string, workspace, others map[string][]byte) ([]byte, []string, error) {
 	text := string(src)
 	lineOf := func(off int) int { return strings.Count(text[:off], "\n") + 1 }
 	refuse := func(off int, what string) error {
@@ -56,24 +57,48 @@ func jestTest(src []byte, file, testDir string, workspace map[string][]byte) ([]
 			file, lineOf(off), what, strings.Join(sortedKeys(jestMatchers), ", "))
 	}
 	if m := reJestObj.FindStringSubmatchIndex(text); m != nil {
-		return nil, refuse(m[0], "jest."+text[m[2]:m[3]]+" (Jest's mocks, spies and fake timers)")
+		return nil, nil, refuse(m[0], "jest."+text[m[2]:m[3]]+" (Jest's mocks, spies and fake timers)")
 	}
 	if m := reEach.FindStringSubmatchIndex(text); m != nil {
-		return nil, refuse(m[0], text[m[0]:m[1]])
+		return nil, nil, refuse(m[0], text[m[0]:m[1]])
 	}
-	for _, m := range reMatcher.FindAllStringSubmatchIndex(text, -1) {
-		if name := text[m[2]:m[3]]; !jestMatchers[name] {
-			return nil, refuse(m[0], "the matcher "+name)
+	for _, m := range matcherCalls(text) {
+		if !jestMatchers[m.name] {
+			return nil, nil, refuse(m.off, "the matcher "+m.name)
 		}
 	}
 	for _, m := range reExpectFn.FindAllStringSubmatchIndex(text, -1) {
 		if name := text[m[2]:m[3]]; name != "any" && name != "anything" {
-			return nil, refuse(m[0], "expect."+name)
+			return nil, nil, refuse(m[0], "expect."+name)
 		}
 	}
-	// Imports: the solution's module moves to the workspace; Jest's own
-	// globals module is the layer; any other package is not in the image.
+	out, helpers, err := rewriteImports(text, file, testDir, workspace, others)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !reGlobalsIm.MatchString(text) {
+		var used []string
+		for _, n := range jestNames {
+			if regexp.MustCompile(`\b` + n + `\b`).MatchString(text) {
+				used = append(used, n)
+			}
+		}
+		if len(used) == 0 {
+			return nil, nil, fmt.Errorf("%s: no describe, test or expect: not a Jest test file", file)
+		}
+		out = fmt.Sprintf("import { %s } from %q; // evalctl: Jest-compatible layer over node:test\n", strings.Join(used, ", "), JestModule) + out
+	}
+	return []byte(out), helpers, nil
+}
+
+// rewriteImports points a test file's (or its helper's) imports of the
+// solution at the workspace and Jest's globals at the layer. A relative
+// import of another file of the exercise (a helper module the tests share)
+// stays as it is, and the helper is returned, to travel with the checks
+// beside the tests; any other package is not in the image.
+func rewriteImports(text, file, testDir string, workspace, others map[string][]byte) (string, []string, error) {
 	var rerr error
+	var helpers []string
 	out := reImport.ReplaceAllStringFunc(text, func(s string) string {
 		m := reImport.FindStringSubmatch(s)
 		spec := m[3]
@@ -85,9 +110,16 @@ func jestTest(src []byte, file, testDir string, workspace map[string][]byte) ([]
 		case strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../"):
 			target := path.Join(path.Dir(file), spec)
 			if hasModule(workspace, target) {
-				return m[1] + m[2] + relTo(testDir, "workspace/"+target) + m[4]
+				return m[1] + m[2] + relTo(path.Join(testDir, path.Dir(file)), "workspace/"+target) + m[4]
 			}
-			return s // another test file, beside this one under checks
+			if name, ok := moduleFile(others, target); ok {
+				helpers = append(helpers, name)
+				return s
+			}
+			if rerr == nil {
+				rerr = fmt.Errorf("%s: imports %q, which is neither the solution nor a file of the exercise; the exercise is not imported", file, spec)
+			}
+			return s
 		default:
 			if rerr == nil {
 				rerr = fmt.Errorf("%s: imports the package %q, which the sandbox image lacks (node's built-in modules and the exercise's own files only); the exercise is not imported", file, spec)
@@ -95,22 +127,18 @@ func jestTest(src []byte, file, testDir string, workspace map[string][]byte) ([]
 			return s
 		}
 	})
-	if rerr != nil {
-		return nil, rerr
-	}
-	if !reGlobalsIm.MatchString(text) {
-		var used []string
-		for _, n := range jestNames {
-			if regexp.MustCompile(`\b` + n + `\b`).MatchString(text) {
-				used = append(used, n)
-			}
+	return out, helpers, rerr
+}
+
+// moduleFile finds the file of files a module path (without or with its
+// extension) names.
+func moduleFile(files map[string][]byte, target string) (string, bool) {
+	for _, name := range sortedNames(files) {
+		if name == target || strings.TrimSuffix(name, path.Ext(name)) == target {
+			return name, true
 		}
-		if len(used) == 0 {
-			return nil, fmt.Errorf("%s: no describe, test or expect: not a Jest test file", file)
-		}
-		out = fmt.Sprintf("import { %s } from %q; // evalctl: Jest-compatible layer over node:test\n", strings.Join(used, ", "), JestModule) + out
 	}
-	return []byte(out), nil
+	return "", false
 }
 
 // hasModule reports whether target, a module path without or with its
@@ -157,4 +185,68 @@ func tsconfig(files []string, js bool) []byte {
 	}
 	data, _ := json.MarshalIndent(map[string]any{"compilerOptions": opts, "files": files}, "", "  ")
 	return append(data, '\n')
+}
+
+type matcherCall struct {
+	name string
+	off  int // where its expect( begins
+}
+
+// matcherCalls finds the matchers by position: the method called on
+// expect(...) (after any .not, .resolves, .rejects), so that a method the
+// test calls on the value under test, such as expect(x.toString()) or
+// list.toArray(), is not taken for one.
+func matcherCalls(text string) []matcherCall {
+	var out []matcherCall
+	for _, loc := range reExpect.FindAllStringIndex(text, -1) {
+		open := loc[1] - 1 // the "(" of expect(
+		end := closing(text, open)
+		if end < 0 {
+			continue
+		}
+		if m := reMatcher.FindStringSubmatch(text[end+1:]); m != nil {
+			start := loc[0]
+			if start < len(text) && text[start] != 'e' {
+				start++
+			}
+			out = append(out, matcherCall{name: m[2], off: start})
+		}
+	}
+	return out
+}
+
+// closing is the index of the bracket closing the one at open, skipping
+// string and template literals and comments; -1 if it is not closed.
+func closing(text string, open int) int {
+	depth := 0
+	for i := open; i < len(text); i++ {
+		switch c := text[i]; c {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		case '"', '\'', '`':
+			for i++; i < len(text) && text[i] != c; i++ {
+				if text[i] == '\\' {
+					i++
+				}
+			}
+		case '/':
+			if i+1 < len(text) && text[i+1] == '/' {
+				for i < len(text) && text[i] != '\n' {
+					i++
+				}
+			} else if i+1 < len(text) && text[i+1] == '*' {
+				if j := strings.Index(text[i+2:], "*/"); j >= 0 {
+					i += j + 3
+				} else {
+					return -1
+				}
+			}
+		}
+	}
+	return -1
 }

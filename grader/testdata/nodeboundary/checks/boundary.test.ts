@@ -88,16 +88,19 @@ test("a handle never equals a plain value", () => {
 });
 
 test("the tests' process hands out no way to run code", () => {
-  // Function crosses by name (the answer's own); AsyncFunction not at all.
+  // A callback's constructor is the answer's own Function (or
+  // AsyncFunction): what it makes runs in the answer's process.
   const plain = a.escape(() => 1);
   assert.ok(plain === "ran as 1000", plain);
   const asyncFn = a.escape(async () => 1);
-  assert.ok(asyncFn.startsWith("refused"), asyncFn);
+  assert.equal(asyncFn, "ran as [object Promise]");
   class Fake {
     calls: number[] = [];
   }
   const fake = new Fake();
-  assert.deepStrictEqual(a.forge(fake, () => 1), ["refused set", "refused proto", "refused Function"]);
+  // A callback's call is the answer's own, and so is the Function it
+  // calls: what it makes runs as the command user (1000).
+  assert.deepStrictEqual(a.forge(fake, () => 1), ["refused set", "refused proto", "made 1000"]);
   assert.deepStrictEqual(fake.calls, []);
   assert.ok(Object.getPrototypeOf(fake) === Fake.prototype);
 });
@@ -112,4 +115,71 @@ test("the answer's objects come back as the same handle", () => {
   const c = new a.Counter(1);
   assert.strictEqual(a.echo(c), c);
   assert.strictEqual(a.sharedCounter(), a.sharedCounter());
+});
+
+test("the answer holds only what the tests handed it", () => {
+  class Fake {
+    n = 0;
+    twice(x: number): number {
+      this.n++;
+      return 2 * x;
+    }
+  }
+  const fake = new Fake();
+  const r = a.reach(fake, (x: number) => x * 2);
+  // The builtins' methods of the tests' objects are the answer's own.
+  assert.deepStrictEqual(r.own, ["__lookupGetter__ is its own", "__defineGetter__ is its own", "hasOwnProperty is its own", "call is its own"]);
+  // So a trusted accessor cannot be had, nor applied to the tests' console.
+  assert.deepStrictEqual(r.console, ["no stream"]);
+  // A builtin of the tests' side is never the this of their function.
+  assert.match(r.builtinThis, /^refused: evalctl: the tests' functions do not run with a builtin as this/);
+  // What the tests handed works as in one process.
+  assert.equal(r.method, 6);
+  assert.equal(fake.n, 1);
+  assert.equal(r.hasOwn, true);
+});
+
+const AggregateError = (globalThis as any).AggregateError;
+type AggregateError = Error & { errors: any[] };
+
+test("errors cross with their data, enumerable or not", async () => {
+  await assert.rejects(a.anyOf([Promise.reject(new Error("x")), Promise.reject(new RangeError("y"))]), (e: unknown) => {
+    assert.ok(e instanceof AggregateError);
+    const errs = (e as AggregateError).errors;
+    assert.equal(errs.length, 2);
+    assert.ok(errs[1] instanceof RangeError && errs[1].message === "y");
+    return true;
+  });
+  assert.throws(() => a.aggregate(), (e: unknown) => {
+    assert.ok(e instanceof AggregateError);
+    const x = e as AggregateError & { cause: unknown; code: number };
+    assert.deepStrictEqual(x.errors.map((y: Error) => y.message), ["a", "b"]);
+    assert.equal(x.cause, "why");
+    assert.equal(x.code, 7);
+    assert.deepStrictEqual(Object.keys(x), ["code"]);
+    return true;
+  });
+});
+
+test("what the answer changes in a container it was passed is changed", () => {
+  const db = { users: [{ name: "A", balance: 0, owes: {} as Record<string, number> }, { name: "B", balance: 1.5, owes: {} }] };
+  const api = new a.Ledger(db);
+  assert.deepStrictEqual(api.pay("A", "B", 2.25), { users: [{ name: "A", balance: -2.25, owes: { B: 2.25 } }, { name: "B", balance: 3.75, owes: {} }] });
+  assert.equal(db.users[0].balance, -2.25);
+  const xs = [3, 1, 2];
+  assert.strictEqual(a.sortInPlace(xs), xs);
+  assert.deepStrictEqual(xs, [1, 2, 3]);
+  const tree = { value: 1, left: { value: 2, right: { value: 3 } } };
+  assert.strictEqual(a.setDeep(tree, 5), tree);
+  assert.equal(tree.left.right.value, 5);
+});
+
+test("the tests' iterators and generators serve the answer", () => {
+  function* gen(): Generator<number> {
+    yield 1;
+    yield 2;
+  }
+  assert.deepStrictEqual(a.drain(gen()), [1, 2]);
+  assert.deepStrictEqual(a.drain(new Map([["k", 1]]).keys()), ["k"]);
+  assert.deepStrictEqual(a.drain([4, 5].values()), [4, 5]);
 });

@@ -106,3 +106,72 @@ export function forge(o: { calls: number[] }, f: () => unknown): string[] {
   }
   return out;
 }
+
+// Tries what a handle to the tests' objects gives: their builtins' methods
+// (which must be this process's own), their console's stream, a builtin
+// of theirs as the this of their function.
+export function reach(fake: { twice(x: number): number }, cb: (x: number) => number): { own: string[]; console: string[]; builtinThis: string; method: number; hasOwn: boolean } {
+  const f = fake as unknown as Record<string, unknown>;
+  const own: string[] = [];
+  const P = Object.prototype as unknown as Record<string, unknown>;
+  for (const k of ["__lookupGetter__", "__defineGetter__", "hasOwnProperty"]) own.push(k + (f[k] === P[k] ? " is its own" : " is theirs"));
+  own.push("call" + ((cb as unknown as { call: unknown }).call === Function.prototype.call ? " is its own" : " is theirs"));
+  const out: string[] = [];
+  try {
+    const lookup = f.__lookupGetter__ as (this: unknown, k: string) => (() => unknown) | undefined;
+    const g = lookup.call(console, "_stdout");
+    const stream = g ? (g.call(console) as { write(s: string): void }) : undefined;
+    // This process's own console: its stream is this process's stdout.
+    out.push(stream && (globalThis as any).process.stdout === stream ? "no stream" : "their stream");
+  } catch (e) {
+    out.push("refused " + (e as Error).message);
+  }
+  let builtinThis = "ran";
+  try {
+    (cb as unknown as { call(t: unknown, x: number): number }).call(Math, 1);
+  } catch (e) {
+    builtinThis = "refused: " + (e as Error).message;
+  }
+  return { own, console: out, builtinThis, method: fake.twice(3), hasOwn: Object.prototype.hasOwnProperty.call(fake, "n") };
+}
+
+export const anyOf = (ps: Promise<unknown>[]): Promise<unknown> => (Promise as any).any(ps);
+
+export function aggregate(): never {
+  const e = new (globalThis as any).AggregateError([new Error("a"), new TypeError("b")], "all failed", { cause: "why" });
+  e.code = 7;
+  throw e;
+}
+
+interface User {
+  name: string;
+  balance: number;
+  owes: Record<string, number>;
+}
+
+export class Ledger {
+  constructor(private db: { users: User[] }) {}
+  pay(from: string, to: string, amount: number): { users: User[] } {
+    const a = this.db.users.find((u) => u.name === from)!;
+    const b = this.db.users.find((u) => u.name === to)!;
+    a.balance -= amount;
+    b.balance += amount;
+    a.owes[to] = (a.owes[to] || 0) + amount;
+    return { users: this.db.users.slice() };
+  }
+}
+
+export function sortInPlace(xs: number[]): number[] {
+  return xs.sort((x, y) => x - y);
+}
+
+export function setDeep(t: { left: { right: { value: number } } }, v: number): unknown {
+  t.left.right.value = v;
+  return t;
+}
+
+export function drain(it: Iterable<unknown>): unknown[] {
+  const out: unknown[] = [];
+  for (const x of it) out.push(x);
+  return out;
+}

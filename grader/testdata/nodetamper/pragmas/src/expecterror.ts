@@ -1,0 +1,2 @@
+/* @ts-expect-error */
+export const n: number = "not a number";

@@ -1,0 +1,2 @@
+// @ts-ignore
+export const n: number = "not a number";

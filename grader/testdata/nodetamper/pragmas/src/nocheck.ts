@@ -1,0 +1,2 @@
+// @ts-nocheck
+export const n: number = "not a number";
