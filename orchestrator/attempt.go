@@ -75,26 +75,41 @@ func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, p
 		})
 	}
 	release := func() { releaseAt(true) }
-	baseURL := rep.BaseURL
-	if arm.Profile != "" {
-		r.prog.phase(a, "starting the model server")
-		url, identity, err := r.servers.ensure(ctx, arm)
-		if err != nil {
-			out.infra = fmt.Errorf("model server for arm %s: %w", arm.Name, err)
-		} else if key := arm.Name + " " + identity + " " + fmt.Sprint(r.servers.starts); r.checked[key] == "" {
-			// A server a profile started gets the preflight once healthy.
-			if _, err := CheckEndpoint(ctx, arm, url); err != nil {
-				out.infra = err
-			} else {
-				r.checked[key] = url
-			}
-		}
-		baseURL, a.Server = url, identity
-	}
+	var baseURL string
+	baseURL, out.infra = r.serverFor(ctx, a, arm, rep)
 	if out.infra == nil {
 		out = r.runAttempt(ctx, a, arm, baseURL, c, prep, release)
 	}
 	releaseAt(false)
+	return r.finish(ctx, a, out)
+}
+
+// serverFor is the endpoint the attempt talks to: the replica's, or the
+// model server the arm's profile starts (checked once healthy); an error
+// is an infrastructure failure.
+func (r *runner) serverFor(ctx context.Context, a *evalctl.Attempt, arm *Arm, rep Replica) (string, error) {
+	if arm.Profile == "" {
+		return rep.BaseURL, nil
+	}
+	r.prog.phase(a, "starting the model server")
+	url, identity, err := r.servers.ensure(ctx, arm)
+	a.Server = identity
+	if err != nil {
+		return url, fmt.Errorf("model server for arm %s: %w", arm.Name, err)
+	}
+	if key := arm.Name + " " + identity + " " + fmt.Sprint(r.servers.starts); r.checked[key] == "" {
+		// A server a profile started gets the preflight once healthy.
+		if _, err := CheckEndpoint(ctx, arm, url); err != nil {
+			return url, err
+		}
+		r.checked[key] = url
+	}
+	return url, nil
+}
+
+// finish records how the attempt ended (interrupted, infrastructure
+// failure or completed) and tells the progress display its score.
+func (r *runner) finish(ctx context.Context, a *evalctl.Attempt, out attemptOutcome) error {
 	end := time.Now().UTC()
 	a.FinishedAt = &end
 	switch {

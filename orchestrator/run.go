@@ -198,15 +198,8 @@ func (r *runner) execute(ctx context.Context) error {
 		fmt.Fprintf(r.opts.Progress, "nothing left to do: every one of the %d planned attempts has ended%s\n", done, r.infraHint())
 		return r.incomplete()
 	}
-	if events, err := r.store.Events(); err == nil {
-		r.ruleOff = ruleStoppedBefore(events)
-	}
-	if r.plan.Stop != nil {
-		all, err := r.store.Attempts()
-		if err != nil {
-			return err
-		}
-		r.speeds = newSpeedLog(all)
+	if err := r.readStopRule(); err != nil {
+		return err
 	}
 	r.prog.setArms(r.plan, todo)
 	r.prog.record = func(m map[string]string) { r.store.WritePhases(m) }
@@ -224,124 +217,183 @@ func (r *runner) execute(ctx context.Context) error {
 	devs := newDevicePool(r.plan.Concurrency)
 	devs.rot = newRotation(devs.wake, r.logEvent)
 	r.devs = devs
-	brk := newBreaker(r.plan.Guards.MaxConsecutiveInfraFailures)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	record := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-		devs.stop()
-	}
-	stopped := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return firstErr != nil
-	}
+	ses := &session{devs: devs, brk: newBreaker(r.plan.Guards.MaxConsecutiveInfraFailures)}
 	for i, a := range todo {
-		if ctx.Err() != nil || stopped() {
+		if ctx.Err() != nil || ses.stopped() || !r.startNext(ctx, ses, i, a) {
 			break
 		}
-		if i > 0 && r.plan.RestSeconds > 0 {
-			from := time.Now().UTC()
-			select {
-			case <-time.After(seconds(r.plan.RestSeconds)):
-			case <-ctx.Done():
-			}
-			r.store.Log(runstore.Event{Kind: evalctl.EventRest, Detail: runstore.RestDetail(from, time.Now().UTC())})
-		}
-		if why := r.guard(ctx); why != "" {
-			r.store.Log(runstore.Event{Kind: evalctl.EventGuard, Detail: why})
-			record(fmt.Errorf("%w: %s; resume with '%s'", ErrGuard, why, r.resumeCommand()))
-			break
-		}
-		if err := r.eventLogStop(); err != nil {
-			record(err)
-			break
-		}
-		arm := r.plan.Arm(a.Arm)
-		// The start work that needs no slot begins now, while the attempts
-		// before this one still generate: the slot is taken only when the
-		// first request can follow.
-		var prep *preparation
-		if !r.opts.knobs.StartOnSlot {
-			prep = r.prepare(ctx, a, arm)
-		}
-		// A free replica of the arm's pool (its one endpoint when it has
-		// no pool): a slot on that replica's device.
-		reps := arm.Replicas()
-		k := devs.acquire(ctx, arm.Name, reps)
-		if k < 0 {
-			prep.discard()
-			break
-		}
-		rep := reps[k]
-		key := rep.Device
-		if ctx.Err() != nil || stopped() {
-			// Cancelled, or the breaker tripped, while this attempt waited
-			// for its turn.
-			devs.release(key)
-			prep.discard()
-			break
-		}
-		// Checked again when the attempt takes its device: a stop file or
-		// heat that came while it waited for the attempt before stops it.
-		if why := r.guard(ctx); why != "" {
-			devs.release(key)
-			prep.discard()
-			r.store.Log(runstore.Event{Kind: evalctl.EventGuard, Detail: why})
-			record(fmt.Errorf("%w: %s; resume with '%s'", ErrGuard, why, r.resumeCommand()))
-			break
-		}
-		// The stop rule reads the pairs measured so far, the attempt
-		// before this one's included (its slot is free, so its model part
-		// ended).
-		if why := r.stopRule(); why != "" {
-			devs.release(key)
-			prep.discard()
-			r.store.Log(runstore.Event{Kind: evalctl.EventStopRule, Detail: why})
-			record(fmt.Errorf("%w: %s; outcomes are not settled by this rule ('evalctl report %s' says what is); the rest of the plan runs with '%s'",
-				ErrStoppedByRule, why, r.store.Dir, r.resumeCommand()))
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// The slot is freed when the attempt gives its endpoint back
-			// (after its last model response), not when its grading ends.
-			var once sync.Once
-			free := func() { once.Do(func() { devs.release(key) }) }
-			defer free()
-			defer prep.discard()
-			if err := r.attempt(ctx, a, rep, prep, free); err != nil {
-				record(err)
-				return
-			}
-			if ctx.Err() != nil || a.State == evalctl.Interrupted {
-				return
-			}
-			why := brk.observe(endpointKey(arm, rep), a.State == evalctl.InfraFailed, a.Error)
-			if len(reps) > 1 && a.State == evalctl.InfraFailed {
-				// A pool fails over: the replica leaves the rotation when
-				// it is unhealthy (or the breaker tripped on it); the run
-				// stops only when no replica of the arm is left.
-				devs.rot.failed(ctx, arm, rep, why, a.Error)
-				if devs.rot.allOut(reps) {
-					why = fmt.Sprintf("no replica of arm %s is healthy (all %d out of rotation); the last failure: %s", arm.Name, len(reps), a.Error)
-				} else {
-					why = ""
-				}
-			}
-			if why != "" {
-				r.store.Log(runstore.Event{Kind: evalctl.EventEndpointFailing, Attempt: a.ID, Detail: why})
-				record(fmt.Errorf("%w: %s; the run stopped (the attempts not yet run are still planned); once the endpoint answers again, resume with '%s'", ErrEndpointFailing, why, r.resumeCommand()))
-			}
-		}()
 	}
-	wg.Wait()
+	ses.wg.Wait()
+	return r.sessionEnd(ctx, ses.firstErr)
+}
+
+// session is one runner session's attempts in flight: the device slots,
+// the breaker, and the first error that stops it.
+type session struct {
+	devs     *devicePool
+	brk      *breaker
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	firstErr error
+}
+
+// record keeps the first error and stops handing out device slots.
+func (s *session) record(err error) {
+	s.mu.Lock()
+	if s.firstErr == nil {
+		s.firstErr = err
+	}
+	s.mu.Unlock()
+	s.devs.stop()
+}
+
+func (s *session) stopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.firstErr != nil
+}
+
+// readStopRule reads what the stop rule needs: whether it stopped this
+// run before (a resume then runs the rest of the plan), and the speeds
+// measured so far.
+func (r *runner) readStopRule() error {
+	if events, err := r.store.Events(); err == nil {
+		r.ruleOff = ruleStoppedBefore(events)
+	}
+	if r.plan.Stop == nil {
+		return nil
+	}
+	all, err := r.store.Attempts()
+	if err != nil {
+		return err
+	}
+	r.speeds = newSpeedLog(all)
+	return nil
+}
+
+// startNext rests, checks the guards, takes a device slot for attempt a
+// (its i-th of the session) and starts it; false stops the session.
+func (r *runner) startNext(ctx context.Context, ses *session, i int, a *evalctl.Attempt) bool {
+	if i > 0 && r.plan.RestSeconds > 0 {
+		from := time.Now().UTC()
+		select {
+		case <-time.After(seconds(r.plan.RestSeconds)):
+		case <-ctx.Done():
+		}
+		r.store.Log(runstore.Event{Kind: evalctl.EventRest, Detail: runstore.RestDetail(from, time.Now().UTC())})
+	}
+	if err := r.mayStart(ctx); err != nil {
+		ses.record(err)
+		return false
+	}
+	if err := r.eventLogStop(); err != nil {
+		ses.record(err)
+		return false
+	}
+	arm := r.plan.Arm(a.Arm)
+	// The start work that needs no slot begins now, while the attempts
+	// before this one still generate: the slot is taken only when the
+	// first request can follow.
+	var prep *preparation
+	if !r.opts.knobs.StartOnSlot {
+		prep = r.prepare(ctx, a, arm)
+	}
+	// A free replica of the arm's pool (its one endpoint when it has
+	// no pool): a slot on that replica's device.
+	reps := arm.Replicas()
+	k := ses.devs.acquire(ctx, arm.Name, reps)
+	if k < 0 {
+		prep.discard()
+		return false
+	}
+	rep := reps[k]
+	if ctx.Err() != nil || ses.stopped() {
+		// Cancelled, or the breaker tripped, while this attempt waited
+		// for its turn.
+		ses.devs.release(rep.Device)
+		prep.discard()
+		return false
+	}
+	// Checked again when the attempt takes its device: a stop file or
+	// heat that came while it waited for the attempt before stops it.
+	// The stop rule reads the pairs measured so far, the attempt before
+	// this one's included (its slot is free, so its model part ended).
+	err := r.mayStart(ctx)
+	if err == nil {
+		err = r.stopByRule()
+	}
+	if err != nil {
+		ses.devs.release(rep.Device)
+		prep.discard()
+		ses.record(err)
+		return false
+	}
+	ses.wg.Add(1)
+	go r.runOne(ctx, ses, a, arm, rep, reps, prep)
+	return true
+}
+
+// mayStart is the guards' verdict: an error (ErrGuard, logged) stops the
+// run resumably.
+func (r *runner) mayStart(ctx context.Context) error {
+	why := r.guard(ctx)
+	if why == "" {
+		return nil
+	}
+	r.store.Log(runstore.Event{Kind: evalctl.EventGuard, Detail: why})
+	return fmt.Errorf("%w: %s; resume with '%s'", ErrGuard, why, r.resumeCommand())
+}
+
+// stopByRule is the stop rule's verdict: an error (ErrStoppedByRule,
+// logged) stops the run, resumable to the full plan.
+func (r *runner) stopByRule() error {
+	why := r.stopRule()
+	if why == "" {
+		return nil
+	}
+	r.store.Log(runstore.Event{Kind: evalctl.EventStopRule, Detail: why})
+	return fmt.Errorf("%w: %s; outcomes are not settled by this rule ('evalctl report %s' says what is); the rest of the plan runs with '%s'",
+		ErrStoppedByRule, why, r.store.Dir, r.resumeCommand())
+}
+
+// runOne runs attempt a on replica rep, then feeds its outcome to the
+// breaker and the pool's rotation.
+func (r *runner) runOne(ctx context.Context, ses *session, a *evalctl.Attempt, arm *Arm, rep Replica, reps []Replica, prep *preparation) {
+	defer ses.wg.Done()
+	// The slot is freed when the attempt gives its endpoint back
+	// (after its last model response), not when its grading ends.
+	var once sync.Once
+	free := func() { once.Do(func() { ses.devs.release(rep.Device) }) }
+	defer free()
+	defer prep.discard()
+	if err := r.attempt(ctx, a, rep, prep, free); err != nil {
+		ses.record(err)
+		return
+	}
+	if ctx.Err() != nil || a.State == evalctl.Interrupted {
+		return
+	}
+	why := ses.brk.observe(endpointKey(arm, rep), a.State == evalctl.InfraFailed, a.Error)
+	if len(reps) > 1 && a.State == evalctl.InfraFailed {
+		// A pool fails over: the replica leaves the rotation when
+		// it is unhealthy (or the breaker tripped on it); the run
+		// stops only when no replica of the arm is left.
+		ses.devs.rot.failed(ctx, arm, rep, why, a.Error)
+		if ses.devs.rot.allOut(reps) {
+			why = fmt.Sprintf("no replica of arm %s is healthy (all %d out of rotation); the last failure: %s", arm.Name, len(reps), a.Error)
+		} else {
+			why = ""
+		}
+	}
+	if why != "" {
+		r.store.Log(runstore.Event{Kind: evalctl.EventEndpointFailing, Attempt: a.ID, Detail: why})
+		ses.record(fmt.Errorf("%w: %s; the run stopped (the attempts not yet run are still planned); once the endpoint answers again, resume with '%s'", ErrEndpointFailing, why, r.resumeCommand()))
+	}
+}
+
+// sessionEnd is the session's outcome once every attempt it started has
+// ended: stalled, interrupted, stopped by an error, or incomplete.
+func (r *runner) sessionEnd(ctx context.Context, firstErr error) error {
 	if cause := context.Cause(ctx); errors.Is(cause, ErrStalled) {
 		return fmt.Errorf("%w; resume with '%s'", cause, r.resumeCommand())
 	}

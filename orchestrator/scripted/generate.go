@@ -341,29 +341,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			PromptTokensDetails: &promptDetails{CachedTokens: t.CacheN}},
 	}
 	if !req.Stream {
-		// The response takes as long as its timings say: a reader never
-		// sees more decode seconds than the request really took.
-		begun := time.Now()
-		if sleepCtx(r.Context(), time.Duration(pus+dus)*time.Microsecond) != nil {
-			s.accountPartial(t, g, min(len(g.tokens), s.decodedBy(time.Since(begun), pus)), pus)
-			return
-		}
-		s.account(t, pus, dus, g.steps, g)
-		if out.Garble {
-			writeError(w, 500, "server_error", garbleMessage)
-			return
-		}
-		finish := g.finish
-		msg := &outMsg{Role: "assistant", Content: g.text(tokContent), ReasoningContent: g.text(tokReasoning)}
-		for _, c := range g.calls {
-			tc := toolCall{ID: c.id, Type: "function"}
-			tc.Function.Name, tc.Function.Arguments = c.name, c.args
-			msg.ToolCalls = append(msg.ToolCalls, tc)
-		}
-		resp.Object = "chat.completion"
-		resp.Choices = []choice{{FinishReason: &finish, Message: msg}}
-		resp.Timings = t
-		writeJSON(w, 200, resp)
+		s.whole(w, r, out, g, t, pus, dus, &resp)
 		return
 	}
 	// Counted when the last token is generated, before the final chunks go
@@ -377,6 +355,35 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if st := connOf(r); st != nil {
 		st.streamed.Store(true)
 	}
+}
+
+// whole answers a request that asked for no stream: after as long as its
+// timings say, so a reader never sees more decode seconds than the request
+// really took.
+func (s *Server) whole(w http.ResponseWriter, r *http.Request, out *output, g *generation, t *timings, pus, dus int64, resp *chatResponse) {
+	// The response takes as long as its timings say: a reader never
+	// sees more decode seconds than the request really took.
+	begun := time.Now()
+	if sleepCtx(r.Context(), time.Duration(pus+dus)*time.Microsecond) != nil {
+		s.accountPartial(t, g, min(len(g.tokens), s.decodedBy(time.Since(begun), pus)), pus)
+		return
+	}
+	s.account(t, pus, dus, g.steps, g)
+	if out.Garble {
+		writeError(w, 500, "server_error", garbleMessage)
+		return
+	}
+	finish := g.finish
+	msg := &outMsg{Role: "assistant", Content: g.text(tokContent), ReasoningContent: g.text(tokReasoning)}
+	for _, c := range g.calls {
+		tc := toolCall{ID: c.id, Type: "function"}
+		tc.Function.Name, tc.Function.Arguments = c.name, c.args
+		msg.ToolCalls = append(msg.ToolCalls, tc)
+	}
+	resp.Object = "chat.completion"
+	resp.Choices = []choice{{FinishReason: &finish, Message: msg}}
+	resp.Timings = t
+	writeJSON(w, 200, *resp)
 }
 
 // invalidToolArgs is llama-server's error for a conversation holding a
