@@ -122,9 +122,15 @@ const FORBIDDEN = new Set([Function, eval, globalThis, process, console, process
 // (internal slots): on the tests' objects the answer gets these methods
 // pinned to the object it read them from (next() of the tests' generator),
 // never as free functions.
+// The platform's classes with internal slots (an AbortSignal the tests
+// pass, its EventTarget methods, a Map subclass's Map methods) are served
+// the same way: their accessors read on the tests' object, their methods
+// pinned to it.
 const SLOT_PROTOS = new Set([GEN.prototype, AGEN.prototype, Object.getPrototypeOf([][Symbol.iterator]()),
   Object.getPrototypeOf(new Map()[Symbol.iterator]()), Object.getPrototypeOf(new Set()[Symbol.iterator]()),
-  Object.getPrototypeOf(""[Symbol.iterator]())]);
+  Object.getPrototypeOf(""[Symbol.iterator]()),
+  ...["AbortSignal", "AbortController", "EventTarget", "Event", "DOMException", "Map", "Set", "WeakMap", "WeakSet",
+    "Date", "RegExp", "ArrayBuffer", "Uint8Array"].map((n) => globalThis[n] && globalThis[n].prototype).filter(Boolean)]);
 
 // What a get on the tests' object answers when the property is not the
 // object's own nor its class's (a builtin's, such as Object.prototype's):
@@ -367,8 +373,12 @@ class Peer {
   lookup(o, k) {
     for (let p = o, i = 0; p !== null && i <= MAX_DEPTH; p = Reflect.getPrototypeOf(p), i++) {
       if (p !== o && nameOfBuiltin.has(p)) {
-        const d = SLOT_PROTOS.has(p) ? Reflect.getOwnPropertyDescriptor(p, k) : undefined;
-        return d ? [p, d] : undefined;
+        // Through the slot-bearing builtins (AbortSignal.prototype, then
+        // EventTarget.prototype), never past another builtin.
+        if (!SLOT_PROTOS.has(p)) return undefined;
+        const d = Reflect.getOwnPropertyDescriptor(p, k);
+        if (d) return [p, d];
+        continue;
       }
       const d = Reflect.getOwnPropertyDescriptor(p, k);
       if (d) return [p, d];

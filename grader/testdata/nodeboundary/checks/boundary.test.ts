@@ -183,3 +183,15 @@ test("the tests' iterators and generators serve the answer", () => {
   assert.deepStrictEqual(a.drain(new Map([["k", 1]]).keys()), ["k"]);
   assert.deepStrictEqual(a.drain([4, 5].values()), [4, 5]);
 });
+
+test("a platform object the tests pass works in the answer: an AbortSignal's state, reason and listeners", () => {
+  const c = new AbortController();
+  assert.equal(a.abortState(c.signal), "false:undefined");
+  let fired = 0;
+  a.onAbort(c.signal, () => {
+    fired++;
+  });
+  c.abort("stop");
+  assert.equal(fired, 1);
+  assert.equal(a.abortState(c.signal), "true:stop");
+});

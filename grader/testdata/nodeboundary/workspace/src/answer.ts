@@ -175,3 +175,11 @@ export function drain(it: Iterable<unknown>): unknown[] {
   for (const x of it) out.push(x);
   return out;
 }
+
+// A platform object the tests pass (an AbortSignal): its state and its
+// listeners, used as the answer would use its own.
+export const abortState = (signal: AbortSignal): string => String(signal.aborted) + ":" + String(signal.reason);
+
+export function onAbort(signal: AbortSignal, f: () => void): void {
+  signal.addEventListener("abort", () => f(), { once: true });
+}
