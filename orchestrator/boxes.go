@@ -135,7 +135,12 @@ type boxes struct {
 	starting int // spares being started
 	spares   []*boxEntry
 	closed   bool
-	bg       sync.WaitGroup
+	// bgMu orders background work against close: once bgClosing is set,
+	// work that would go to the background runs in its caller, so no
+	// goroutine is added while close waits (bg's rule).
+	bgMu      sync.Mutex
+	bgClosing bool
+	bg        sync.WaitGroup
 }
 
 func newBoxes(ctx context.Context, engine boxStarter, spec sandbox.Spec, waiting int) *boxes {
@@ -276,10 +281,23 @@ func (b *boxes) goneLocked(e *boxEntry) {
 }
 
 func (b *boxes) remove(c agentBox) {
+	b.background(func() { c.Remove(context.WithoutCancel(b.ctx)) })
+}
+
+// background runs f in a goroutine close waits for, or in the caller once
+// close has begun.
+func (b *boxes) background(f func()) {
+	b.bgMu.Lock()
+	if b.bgClosing {
+		b.bgMu.Unlock()
+		f()
+		return
+	}
 	b.bg.Add(1)
+	b.bgMu.Unlock()
 	go func() {
 		defer b.bg.Done()
-		c.Remove(context.WithoutCancel(b.ctx))
+		f()
 	}()
 }
 
@@ -302,11 +320,7 @@ func (b *boxes) release(e *boxEntry, near string) {
 	}
 	b.starting++
 	b.mu.Unlock()
-	b.bg.Add(1)
-	go func() {
-		defer b.bg.Done()
-		b.startSpare(near)
-	}()
+	b.background(func() { b.startSpare(near) })
 }
 
 // startSpare starts a container ahead of need, only into a free place
@@ -339,6 +353,9 @@ func (b *boxes) close() {
 	b.mu.Lock()
 	b.closed = true
 	b.mu.Unlock()
+	b.bgMu.Lock()
+	b.bgClosing = true
+	b.bgMu.Unlock()
 	b.bg.Wait()
 	b.mu.Lock()
 	for _, s := range b.spares {

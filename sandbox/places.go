@@ -275,9 +275,14 @@ func askYield(ask []*placeGrant) {
 			if g.want.yield() {
 				return
 			}
+			// A refusal may come after another waiter counted on this
+			// holder: the others are asked now.
 			p.mu.Lock()
 			g.refuse = true
+			more := p.yieldersLocked()
 			p.mu.Unlock()
+			askYield(more)
+			return
 		}
 	}()
 }
@@ -395,7 +400,11 @@ func (g *placeGrant) free() {
 func (p *Places) wake() {
 	p.mu.Lock()
 	p.dispatchLocked()
+	// A drained engine's places are gone: the waiters may now need what
+	// is held ahead of need elsewhere.
+	ask := p.yieldersLocked()
 	p.mu.Unlock()
+	askYield(ask)
 }
 
 // lastChange is when a place was last granted or freed.
