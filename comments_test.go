@@ -108,7 +108,7 @@ func TestUncitableFound(t *testing.T) {
 	src := []byte(`package p
 
 // As docs/plan.md says, and ids.go, and local.md beside this file.
-// As DESIGN.md says (see docs/missing.md).
+// As NOTES.md says (see docs/missing.md).
 //
 //	layout/of/another.md tree, shown, not cited
 var x int
@@ -117,7 +117,7 @@ var x int
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"DESIGN.md", "docs/missing.md"}
+	want := []string{"NOTES.md", "docs/missing.md"}
 	if len(got) != len(want) {
 		t.Fatalf("got %q, want citations of %q", got, want)
 	}
