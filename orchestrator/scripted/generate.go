@@ -500,30 +500,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 				return i, err
 			}
 		}
-		var d *outDelta
-		switch tok.kind {
-		case tokReasoning:
-			d = &outDelta{ReasoningContent: tok.text}
-		case tokContent:
-			text := tok.text
-			d = &outDelta{Content: &text}
-		case tokArgs:
-			tc := toolCall{Index: &[]int{tok.call}[0]}
-			if !started[tok.call] {
-				started[tok.call] = true
-				tc.ID, tc.Type, tc.Function.Name = g.calls[tok.call].id, "function", g.calls[tok.call].name
-			}
-			tc.Function.Arguments = tok.text
-			d = &outDelta{ToolCalls: []toolCall{tc}}
-		case tokSyntax:
-			// The end of a call's syntax announces a call without arguments.
-			if c := tok.call; c < len(started) && !started[c] && g.calls[c].args == "" && strings.HasSuffix(tok.text, "</tool_call>") {
-				started[c] = true
-				tc := toolCall{Index: &[]int{c}[0], ID: g.calls[c].id, Type: "function"}
-				tc.Function.Name = g.calls[c].name
-				d = &outDelta{ToolCalls: []toolCall{tc}}
-			}
-		}
+		d := tokenDelta(tok, g, started)
 		if d != nil {
 			cw.event(chunk(d, nil))
 		}
@@ -547,7 +524,43 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 		return len(g.tokens), cw.err
 	}
 	finish := g.finish
-	last := chunk(&outDelta{}, &finish)
+	return len(g.tokens), finishStream(w, cw, req, base, t, chunk(&outDelta{}, &finish))
+}
+
+// tokenDelta is the stream delta that carries tok: reasoning, content, a
+// tool call's arguments (its first delta also names the call), or nil for
+// syntax that llama-server does not stream; started marks the calls named.
+func tokenDelta(tok token, g *generation, started []bool) *outDelta {
+	switch tok.kind {
+	case tokReasoning:
+		return &outDelta{ReasoningContent: tok.text}
+	case tokContent:
+		text := tok.text
+		return &outDelta{Content: &text}
+	case tokArgs:
+		tc := toolCall{Index: &[]int{tok.call}[0]}
+		if !started[tok.call] {
+			started[tok.call] = true
+			tc.ID, tc.Type, tc.Function.Name = g.calls[tok.call].id, "function", g.calls[tok.call].name
+		}
+		tc.Function.Arguments = tok.text
+		return &outDelta{ToolCalls: []toolCall{tc}}
+	case tokSyntax:
+		// The end of a call's syntax announces a call without arguments.
+		if c := tok.call; c < len(started) && !started[c] && g.calls[c].args == "" && strings.HasSuffix(tok.text, "</tool_call>") {
+			started[c] = true
+			tc := toolCall{Index: &[]int{c}[0], ID: g.calls[c].id, Type: "function"}
+			tc.Function.Name = g.calls[c].name
+			return &outDelta{ToolCalls: []toolCall{tc}}
+		}
+	}
+	return nil
+}
+
+// finishStream writes the stream's end: the finish chunk (last), usage
+// and timings where the request asked for usage, and [DONE]. Once [DONE]
+// is out the response is complete, even if the client hangs up at once.
+func finishStream(w http.ResponseWriter, cw *chunkWriter, req *chatRequest, base *chatResponse, t *timings, last chatResponse) error {
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		cw.event(last)
 		fin := *base
@@ -561,9 +574,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 		_, cw.err = fmt.Fprint(w, "data: [DONE]\n\n")
 	}
 	cw.flush()
-	// Once [DONE] is out the response is complete, even if the client
-	// hangs up at once.
-	return len(g.tokens), cw.err
+	return cw.err
 }
 
 // completion serves /completion (llama-server's native endpoint) and
