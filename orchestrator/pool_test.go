@@ -155,8 +155,9 @@ func TestPoolOfDifferingReplicasRefused(t *testing.T) {
 // asks who it is (every connection from then on reset, its health probe
 // too) costs that one attempt, recorded as an infrastructure
 // failure; the replica leaves the rotation (replica_out) and every other
-// attempt runs on the healthy one; the run is not stopped by the breaker
-// but ends incomplete, with the failure left to --replace-infra.
+// attempt runs on the healthy one, the failed slot's too: it runs again in
+// the same session as a replacement (the failure kept, replaced), so the
+// run is neither stopped by the breaker nor left incomplete.
 func TestPoolFailsOverADeadReplica(t *testing.T) {
 	sandboxtest.Long(t)
 	eng, img := sandboxtest.Engine(t)
@@ -177,8 +178,8 @@ func TestPoolFailsOverADeadReplica(t *testing.T) {
 	}))
 	t.Cleanup(dying.Close)
 	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, poolPlanFile(t, r0.URL(), dying.URL)), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2})
-	if !errors.Is(err, orchestrator.ErrIncomplete) || errors.Is(err, orchestrator.ErrEndpointFailing) {
-		t.Fatalf("run: %v, want incomplete (not stopped by the breaker)", err)
+	if err != nil {
+		t.Fatalf("run: %v, want it to end without error (not stopped by the breaker, the failed slot re-run)", err)
 	}
 	if !dead.Load() {
 		t.Fatal("the replica never died: no attempt was sent to it")
@@ -195,6 +196,14 @@ func TestPoolFailsOverADeadReplica(t *testing.T) {
 	}
 	if n := on[r0.URL()]; n[evalctl.Completed] != len(res.Attempts)-1 {
 		t.Errorf("attempts on the healthy replica %v, want all %d others completed", n, len(res.Attempts)-1)
+	}
+	if len(res.Attempts) != 5 {
+		t.Errorf("%d attempt records, want the 4 slots' and one replaced", len(res.Attempts))
+	}
+	for _, a := range res.Attempts {
+		if a.ReplacementOf != "" && a.Replica != r0.URL() {
+			t.Errorf("replacement %s ran on %s, want the healthy replica", a.ID, a.Replica)
+		}
 	}
 	st, err := runstore.Open(res.Dir)
 	if err != nil {

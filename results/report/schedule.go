@@ -60,7 +60,7 @@ func runSchedule(tl *Timeline) *RunSchedule {
 	}
 	var why []string
 	if len(missing) > 0 {
-		why = append(why, fmt.Sprintf("session(s) %s of %d wrote no schedule event (a runner killed, or still running)", strings.Join(missing, ", "), rs.Sessions))
+		why = append(why, fmt.Sprintf("session(s) %s of %d wrote no schedule event (its runner was killed or still runs, or it predates the event)", strings.Join(missing, ", "), rs.Sessions))
 	} else {
 		rs.LongestWithoutProgressSeconds = &still
 	}
