@@ -360,7 +360,7 @@ func TestPoolReplicaDiesMidStream(t *testing.T) {
 	var wentOut, replaced bool
 	for _, e := range events {
 		wentOut = wentOut || e.Kind == evalctl.EventReplicaOut && strings.Contains(e.Detail, killed)
-		replaced = replaced || e.Kind == evalctl.EventReplaceInfra && e.Attempt == repl.ID && strings.Contains(e.Detail, f.ID)
+		replaced = replaced || e.Kind == evalctl.EventReplaceInfra && e.Attempt == repl.ID && e.Detail == "replaces "+f.ID
 		if e.Kind == evalctl.EventStart && e.Time.After(*f.FinishedAt) {
 			if a := byID[e.Attempt]; a != nil && a.Replica == killed {
 				t.Errorf("attempt %s started on the killed replica after its failure", a.ID)

@@ -397,7 +397,7 @@ func (r *runner) runOne(ctx context.Context, ses *session, a *evalctl.Attempt, a
 	}
 	if again {
 		free() // the out replica's slot: nobody else is handed it
-		r.runElsewhere(ctx, ses, a, arm, rep, reps)
+		r.runElsewhere(ctx, ses, a, arm, reps)
 	}
 }
 
@@ -427,18 +427,20 @@ func (s *session) failOver(replicaOut bool, slot int) bool {
 }
 
 // runElsewhere re-runs the slot of the infrastructure-failed attempt a,
-// whose replica rep just left the rotation, as a replacement record (the
+// whose replica just left the rotation, as a replacement record (the
 // failed one is kept, listed as replaced, as with --replace-infra) on a
 // replica left in rotation. A replacement that cannot start (the run
 // stops first) stays planned: a resume runs it.
-func (r *runner) runElsewhere(ctx context.Context, ses *session, a *evalctl.Attempt, arm *Arm, rep Replica, reps []Replica) {
+func (r *runner) runElsewhere(ctx context.Context, ses *session, a *evalctl.Attempt, arm *Arm, reps []Replica) {
 	slot := Slot{Index: a.Slot, Arm: a.Arm, Case: a.Case, Repeat: a.Repeat, Seed: a.Seed}
 	na, err := newAttempt(r.store, r.run, r.plan, r.suite, slot, a.ID)
 	if err != nil {
 		ses.record(err)
 		return
 	}
-	r.store.Log(runstore.Event{Kind: evalctl.EventReplaceInfra, Attempt: na.ID, Detail: fmt.Sprintf("replaces %s: re-run in this session, its replica %s left the rotation", a.ID, rep.BaseURL)})
+	// The detail is exactly what a resume's replacement writes: readers of
+	// the log (runstore's listing) take the replaced id from it.
+	r.store.Log(runstore.Event{Kind: evalctl.EventReplaceInfra, Attempt: na.ID, Detail: "replaces " + a.ID})
 	r.prog.replaced(a)
 	var prep *preparation
 	if !r.opts.knobs.StartOnSlot {
