@@ -384,4 +384,12 @@ func TestPoolReplicaDiesMidStream(t *testing.T) {
 	if s.Attempts != 4 || s.Scored != 4 || s.Unscored != 0 || s.Replaced[string(evalctl.InfraFailed)] != 1 {
 		t.Errorf("report: %d attempts, %d scored, %d unscored, replaced %v; want 4, 4, 0 and one infra_failed replaced", s.Attempts, s.Scored, s.Unscored, s.Replaced)
 	}
+	// The runs listing counts from the event log: 4 slots, each once.
+	sum, err := runstore.Summarize(r.res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Planned == nil || sum.Ended == nil || sum.Scored == nil || *sum.Planned != 4 || *sum.Ended != 4 || *sum.Scored != 4 {
+		t.Errorf("listing: planned %v, ended %v, scored %v; want 4 each", sum.Planned, sum.Ended, sum.Scored)
+	}
 }
