@@ -1,6 +1,10 @@
 package evalctl
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Event is one line of a run directory's append-only event log
 // (events.jsonl): what happened when, to which attempt, in a few words.
@@ -92,3 +96,56 @@ const (
 // StateEvent is the kind of the event that records an attempt ending in
 // state s.
 func StateEvent(s State) EventKind { return EventKind(s) }
+
+// Schedule is what an EventSchedule records of one runner session, in its
+// detail: "waited for sandbox places T s over N grant(s), longest L s;
+// longest without progress P s" (the first part only on a pool of engines:
+// one engine counts no places). Seconds are written to 0.1 s.
+type Schedule struct {
+	// Places is the time the session's containers waited for sandbox
+	// places; nil when the session ran on one engine.
+	Places *PlaceWait `json:"places"`
+	// LongestWithoutProgressSeconds is the session's longest time without
+	// progress, as the watchdog counts progress.
+	LongestWithoutProgressSeconds float64 `json:"longest_without_progress_seconds"`
+}
+
+// PlaceWait is the time containers waited for sandbox places: in total
+// over Grants grants (a place granted at once counts, with no wait) and the
+// longest single wait.
+type PlaceWait struct {
+	TotalSeconds   float64 `json:"total_seconds"`
+	Grants         int     `json:"grants"`
+	LongestSeconds float64 `json:"longest_seconds"`
+}
+
+// Detail is s as an EventSchedule's detail.
+func (s Schedule) Detail() string {
+	d := fmt.Sprintf("longest without progress %.1f s", s.LongestWithoutProgressSeconds)
+	if p := s.Places; p != nil {
+		d = fmt.Sprintf("waited for sandbox places %.1f s over %d grant(s), longest %.1f s; %s", p.TotalSeconds, p.Grants, p.LongestSeconds, d)
+	}
+	return d
+}
+
+// ParseSchedule reads an EventSchedule's detail (Schedule.Detail).
+func ParseSchedule(detail string) (Schedule, error) {
+	var s Schedule
+	rest := detail
+	if strings.HasPrefix(detail, "waited for sandbox places ") {
+		head, tail, ok := strings.Cut(detail, "; ")
+		if !ok {
+			return Schedule{}, fmt.Errorf("schedule event %q: want \"...; longest without progress P s\"", detail)
+		}
+		var p PlaceWait
+		if _, err := fmt.Sscanf(head, "waited for sandbox places %g s over %d grant(s), longest %g s", &p.TotalSeconds, &p.Grants, &p.LongestSeconds); err != nil {
+			return Schedule{}, fmt.Errorf("schedule event %q: the places part: %w", detail, err)
+		}
+		s.Places, rest = &p, tail
+	}
+	var tail string
+	if n, _ := fmt.Sscanf(rest, "longest without progress %g s%s", &s.LongestWithoutProgressSeconds, &tail); n != 1 {
+		return Schedule{}, fmt.Errorf("schedule event %q: want \"longest without progress P s\"", detail)
+	}
+	return s, nil
+}

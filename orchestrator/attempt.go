@@ -274,12 +274,8 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		if infraFailure(turn) {
 			return attemptOutcome{infra: fmt.Errorf("endpoint unavailable in phase %d, the request never reached it (%s): %s", p.Number, turn.ModelErrorKind, turn.Error)}
 		}
-		if turn.Termination != evalctl.TermSandboxError && cutShort([]evalctl.Turn{turn}) {
-			// A broken stream, or a wall-time cut spent retrying a server
-			// that no longer answers: the model's only if it is alive.
-			if gone := serverGone(ctx, client); gone != nil {
-				return attemptOutcome{infra: fmt.Errorf("the model server died in phase %d: %s; right after, %w", p.Number, turn.Error, gone)}
-			}
+		if err := vanished(ctx, client, p.Number, turn); err != nil {
+			return attemptOutcome{infra: err}
 		}
 		// A budget stop or an error ends the attempt; what exists is graded.
 		last := i == len(c.Phases)-1 || turn.Termination != evalctl.TermCompleted
@@ -366,6 +362,24 @@ func (r *runner) agentIdentity(arm *Arm, rec *evalctl.AgentRecord) error {
 		return fmt.Errorf("%w: arm %s ran %q, now %q: rebuild the image the run started with, or register a new arm", ErrAgentChanged, arm.Name, was, id)
 	}
 	return nil
+}
+
+// vanished is the infrastructure failure of a turn whose endpoint vanished
+// under it: a turn that did not end on a finished response (a broken
+// stream, a server_error after the request was taken, a wall-time cut
+// spent retrying) on a server that, probed right after, no longer answers.
+// It is the model's failure only while the server is alive (nil). On a
+// pool, the failure then takes the replica out of the rotation and the
+// slot runs again on another (run.go, runElsewhere).
+func vanished(ctx context.Context, client *model.Client, phase int, turn evalctl.Turn) error {
+	if turn.Termination == evalctl.TermSandboxError || !cutShort([]evalctl.Turn{turn}) {
+		return nil
+	}
+	gone := serverGone(ctx, client)
+	if gone == nil {
+		return nil
+	}
+	return fmt.Errorf("the endpoint vanished in phase %d (the model server died under the attempt): %s; right after, %w", phase, turn.Error, gone)
 }
 
 // serverGone probes the endpoint right after a turn that did not end on a

@@ -15,6 +15,7 @@ import (
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/orchestrator"
+	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 	"github.com/evalctl/evalctl/results/report"
 	"github.com/evalctl/evalctl/results/runstore"
@@ -154,8 +155,9 @@ func TestPoolOfDifferingReplicasRefused(t *testing.T) {
 // asks who it is (every connection from then on reset, its health probe
 // too) costs that one attempt, recorded as an infrastructure
 // failure; the replica leaves the rotation (replica_out) and every other
-// attempt runs on the healthy one; the run is not stopped by the breaker
-// but ends incomplete, with the failure left to --replace-infra.
+// attempt runs on the healthy one, the failed slot's too: it runs again in
+// the same session as a replacement (the failure kept, replaced), so the
+// run is neither stopped by the breaker nor left incomplete.
 func TestPoolFailsOverADeadReplica(t *testing.T) {
 	sandboxtest.Long(t)
 	eng, img := sandboxtest.Engine(t)
@@ -176,8 +178,8 @@ func TestPoolFailsOverADeadReplica(t *testing.T) {
 	}))
 	t.Cleanup(dying.Close)
 	res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, poolPlanFile(t, r0.URL(), dying.URL)), OutDir: t.TempDir(), Engine: eng, Image: img, GradeConcurrency: 2})
-	if !errors.Is(err, orchestrator.ErrIncomplete) || errors.Is(err, orchestrator.ErrEndpointFailing) {
-		t.Fatalf("run: %v, want incomplete (not stopped by the breaker)", err)
+	if err != nil {
+		t.Fatalf("run: %v, want it to end without error (not stopped by the breaker, the failed slot re-run)", err)
 	}
 	if !dead.Load() {
 		t.Fatal("the replica never died: no attempt was sent to it")
@@ -194,6 +196,14 @@ func TestPoolFailsOverADeadReplica(t *testing.T) {
 	}
 	if n := on[r0.URL()]; n[evalctl.Completed] != len(res.Attempts)-1 {
 		t.Errorf("attempts on the healthy replica %v, want all %d others completed", n, len(res.Attempts)-1)
+	}
+	if len(res.Attempts) != 5 {
+		t.Errorf("%d attempt records, want the 4 slots' and one replaced", len(res.Attempts))
+	}
+	for _, a := range res.Attempts {
+		if a.ReplacementOf != "" && a.Replica != r0.URL() {
+			t.Errorf("replacement %s ran on %s, want the healthy replica", a.ID, a.Replica)
+		}
 	}
 	st, err := runstore.Open(res.Dir)
 	if err != nil {
@@ -215,5 +225,171 @@ func TestPoolFailsOverADeadReplica(t *testing.T) {
 	}
 	if out.IsZero() {
 		t.Error("no replica_out event for the dead replica")
+	}
+}
+
+// TestPoolReplicaDiesMidStream: one of two replicas is killed while it
+// streams an attempt's response (as kill -9 does: the stream breaks, then
+// nothing answers). The attempt in flight is an infrastructure failure
+// naming the vanished endpoint with its health probe's error, not the
+// model's server_error: unscored, without measurements. Its replica leaves
+// the rotation, and the same slot runs again, in the same session, on the
+// other replica and completes; the failed record is kept, replaced and
+// listed apart. Every slot ends completed and the run ends without error:
+// nothing is lost or counted twice.
+func TestPoolReplicaDiesMidStream(t *testing.T) {
+	sandboxtest.Long(t)
+	eng, img := sandboxtest.Engine(t)
+	// Paced so that a response streams long enough to be cut.
+	cfg := scripted.Config{DecodeTPS: 40}
+	r0, r1 := startScripted(t, cfg), startScripted(t, cfg)
+	byURL := map[string]*scripted.Server{r0.URL(): r0, r1.URL(): r1}
+	type result struct {
+		res *orchestrator.Result
+		err error
+	}
+	done := make(chan result, 1)
+	out := t.TempDir()
+	go func() {
+		res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, poolPlanFile(t, r0.URL(), r1.URL())), OutDir: out, Engine: eng, Image: img, GradeConcurrency: 2})
+		done <- result{res, err}
+	}()
+	// Kill whichever replica is first seen generating for a running
+	// attempt (not for the preflight's requests).
+	running := func(url string) bool {
+		files, _ := filepath.Glob(filepath.Join(out, "*", runstore.AttemptsDir, "*", runstore.AttemptFile))
+		for _, f := range files {
+			var a evalctl.Attempt
+			if runstore.ReadJSON(f, &a) == nil && a.State == evalctl.Running && a.Replica == url {
+				return true
+			}
+		}
+		return false
+	}
+	var killed string
+	deadline := time.Now().Add(5 * time.Minute)
+	for killed == "" {
+		for u := range byURL {
+			if n, err := model.New(model.Config{BaseURL: u}).Busy(context.Background()); err == nil && n > 0 && running(u) {
+				killed = u
+				break
+			}
+		}
+		if killed != "" {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the run ended (%v) before any replica was seen generating", r.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no replica was ever seen generating")
+		}
+		time.Sleep(10 * time.Millisecond) // poll interval
+	}
+	byURL[killed].Close()
+	var other string
+	for u := range byURL {
+		if u != killed {
+			other = u
+		}
+	}
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(20 * time.Minute):
+		t.Fatal("the run did not end")
+	}
+	if r.err != nil {
+		t.Fatalf("run: %v, want it to end without error (the slot re-run on the healthy replica)", r.err)
+	}
+	var failed []*evalctl.Attempt
+	byID := map[string]*evalctl.Attempt{}
+	for _, a := range r.res.Attempts {
+		byID[a.ID] = a
+		if a.Replica == killed && a.State == evalctl.InfraFailed {
+			failed = append(failed, a)
+		}
+	}
+	if len(failed) != 1 {
+		t.Fatalf("%d infrastructure failures on the killed replica, want the one in flight: %+v", len(failed), r.res.Attempts)
+	}
+	f := failed[0]
+	for _, w := range []string{"endpoint vanished", "health probe failed"} {
+		if !strings.Contains(f.Error, w) {
+			t.Errorf("the failed attempt's note %q lacks %q", f.Error, w)
+		}
+	}
+	if f.Measurements != nil {
+		t.Errorf("the infrastructure failure kept measurements %+v", f.Measurements)
+	}
+	var repl *evalctl.Attempt
+	for _, a := range r.res.Attempts {
+		if a.ReplacementOf == f.ID {
+			if repl != nil {
+				t.Fatalf("slot %d re-run twice", f.Slot)
+			}
+			repl = a
+		}
+	}
+	if repl == nil || repl.State != evalctl.Completed || repl.Replica != other || repl.Slot != f.Slot {
+		t.Fatalf("replacement of %s: %+v, want it completed on %s in slot %d", f.ID, repl, other, f.Slot)
+	}
+	if repl.StartedAt.Before(*f.FinishedAt) {
+		t.Errorf("the replacement started (%s) before the failed attempt ended (%s)", repl.StartedAt, f.FinishedAt)
+	}
+	// Every slot's latest attempt completed; 4 slots, one replaced record.
+	latest := runstore.Current(r.res.Attempts)
+	if len(latest) != 4 || len(r.res.Attempts) != 5 {
+		t.Errorf("%d slots, %d records; want 4 slots and 5 records (one replaced)", len(latest), len(r.res.Attempts))
+	}
+	for slot, a := range latest {
+		if a.State != evalctl.Completed {
+			t.Errorf("slot %d ended %s (%s)", slot, a.State, a.Error)
+		}
+	}
+	st, err := runstore.Open(r.res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := st.Events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wentOut, replaced bool
+	for _, e := range events {
+		wentOut = wentOut || e.Kind == evalctl.EventReplicaOut && strings.Contains(e.Detail, killed)
+		replaced = replaced || e.Kind == evalctl.EventReplaceInfra && e.Attempt == repl.ID && e.Detail == "replaces "+f.ID
+		if e.Kind == evalctl.EventStart && e.Time.After(*f.FinishedAt) {
+			if a := byID[e.Attempt]; a != nil && a.Replica == killed {
+				t.Errorf("attempt %s started on the killed replica after its failure", a.ID)
+			}
+		}
+	}
+	if !wentOut || !replaced {
+		t.Errorf("events: replica_out for the killed replica %v, replace_infra for the re-run %v", wentOut, replaced)
+	}
+	// The report: four scored slots, the failure listed apart as replaced,
+	// not as the model's failure.
+	in, err := report.Load(context.Background(), []string{r.res.Dir}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Build(in, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Arm("a").Stats
+	if s.Attempts != 4 || s.Scored != 4 || s.Unscored != 0 || s.Replaced[string(evalctl.InfraFailed)] != 1 {
+		t.Errorf("report: %d attempts, %d scored, %d unscored, replaced %v; want 4, 4, 0 and one infra_failed replaced", s.Attempts, s.Scored, s.Unscored, s.Replaced)
+	}
+	// The runs listing counts from the event log: 4 slots, each once.
+	sum, err := runstore.Summarize(r.res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Planned == nil || sum.Ended == nil || sum.Scored == nil || *sum.Planned != 4 || *sum.Ended != 4 || *sum.Scored != 4 {
+		t.Errorf("listing: planned %v, ended %v, scored %v; want 4 each", sum.Planned, sum.Ended, sum.Scored)
 	}
 }

@@ -162,6 +162,19 @@ func (p *progress) begin(a *evalctl.Attempt) {
 	p.push()
 }
 
+// replaced takes back the end of attempt a, whose slot runs again in this
+// session (runElsewhere): the slot is counted once, by its replacement.
+func (p *progress) replaced(a *evalctl.Attempt) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done--
+	p.doneHere--
+	p.started--
+	if arm := p.arm(a.Arm); arm != nil {
+		arm.done--
+	}
+}
+
 func (p *progress) end(a *evalctl.Attempt, o *evalctl.Outcome) {
 	var scroll func()
 	p.mu.Lock()

@@ -235,6 +235,9 @@ type session struct {
 	wg       sync.WaitGroup
 	mu       sync.Mutex
 	firstErr error
+	// rerun holds the slots re-run in this session after their replica
+	// left the rotation (runElsewhere): once each.
+	rerun map[int]bool
 }
 
 // record keeps the first error and stops handing out device slots.
@@ -374,6 +377,7 @@ func (r *runner) runOne(ctx context.Context, ses *session, a *evalctl.Attempt, a
 		return
 	}
 	why := ses.brk.observe(endpointKey(arm, rep), a.State == evalctl.InfraFailed, a.Error)
+	again := false
 	if len(reps) > 1 && a.State == evalctl.InfraFailed {
 		// A pool fails over: the replica leaves the rotation when
 		// it is unhealthy (or the breaker tripped on it); the run
@@ -383,12 +387,83 @@ func (r *runner) runOne(ctx context.Context, ses *session, a *evalctl.Attempt, a
 			why = fmt.Sprintf("no replica of arm %s is healthy (all %d out of rotation); the last failure: %s", arm.Name, len(reps), a.Error)
 		} else {
 			why = ""
+			again = ses.failOver(ses.devs.rot.isOut(rep.BaseURL), a.Slot)
 		}
 	}
 	if why != "" {
 		r.store.Log(runstore.Event{Kind: evalctl.EventEndpointFailing, Attempt: a.ID, Detail: why})
 		ses.record(fmt.Errorf("%w: %s; the run stopped (the attempts not yet run are still planned); once the endpoint answers again, resume with '%s'", ErrEndpointFailing, why, r.resumeCommand()))
+		return
 	}
+	if again {
+		free() // the out replica's slot: nobody else is handed it
+		r.runElsewhere(ctx, ses, a, arm, reps)
+	}
+}
+
+// failOver is the decision to re-run, in this session, a pool's slot whose
+// attempt just ended as an infrastructure failure: only when its replica
+// left the rotation for it (its health probe failed right after, or the
+// breaker tripped on it: the endpoint vanished, not the model), and only
+// the first time the slot fails so in this session, so that a slot never
+// loops between replicas. The attempt's request may have been taken; it is
+// still not the model's failure when the server that took it is gone
+// (attempt.go, vanished), and the slot runs again as --replace-infra would,
+// on a replica left in rotation.
+func (s *session) failOver(replicaOut bool, slot int) bool {
+	if !replicaOut {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rerun == nil {
+		s.rerun = map[int]bool{}
+	}
+	if s.rerun[slot] {
+		return false
+	}
+	s.rerun[slot] = true
+	return true
+}
+
+// runElsewhere re-runs the slot of the infrastructure-failed attempt a,
+// whose replica just left the rotation, as a replacement record (the
+// failed one is kept, listed as replaced, as with --replace-infra) on a
+// replica left in rotation. A replacement that cannot start (the run
+// stops first) stays planned: a resume runs it.
+func (r *runner) runElsewhere(ctx context.Context, ses *session, a *evalctl.Attempt, arm *Arm, reps []Replica) {
+	slot := Slot{Index: a.Slot, Arm: a.Arm, Case: a.Case, Repeat: a.Repeat, Seed: a.Seed}
+	na, err := newAttempt(r.store, r.run, r.plan, r.suite, slot, a.ID)
+	if err != nil {
+		ses.record(err)
+		return
+	}
+	// The detail is exactly what a resume's replacement writes: readers of
+	// the log (runstore's listing) take the replaced id from it.
+	r.store.Log(runstore.Event{Kind: evalctl.EventReplaceInfra, Attempt: na.ID, Detail: "replaces " + a.ID})
+	r.prog.replaced(a)
+	var prep *preparation
+	if !r.opts.knobs.StartOnSlot {
+		prep = r.prepare(ctx, na, arm)
+	}
+	k := ses.devs.acquire(ctx, arm.Name, reps)
+	if k < 0 {
+		prep.discard()
+		return
+	}
+	if ctx.Err() != nil || ses.stopped() {
+		ses.devs.release(reps[k].Device)
+		prep.discard()
+		return
+	}
+	if err := r.mayStart(ctx); err != nil {
+		ses.devs.release(reps[k].Device)
+		prep.discard()
+		ses.record(err)
+		return
+	}
+	ses.wg.Add(1)
+	r.runOne(ctx, ses, na, arm, reps[k], reps, prep)
 }
 
 // sessionEnd is the session's outcome once every attempt it started has

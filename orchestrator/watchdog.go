@@ -124,12 +124,12 @@ func (r *runner) logSchedule() {
 	if r.watchdog == nil {
 		return
 	}
-	d := fmt.Sprintf("longest without progress %.1f s", r.watchdog.stillest().Seconds())
+	s := evalctl.Schedule{LongestWithoutProgressSeconds: r.watchdog.stillest().Seconds()}
 	if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
 		total, n, longest := pool.Waited()
-		d = fmt.Sprintf("waited for sandbox places %.1f s over %d grant(s), longest %.1f s; %s", total.Seconds(), n, longest.Seconds(), d)
+		s.Places = &evalctl.PlaceWait{TotalSeconds: total.Seconds(), Grants: n, LongestSeconds: longest.Seconds()}
 	}
-	r.store.Log(runstore.Event{Kind: evalctl.EventSchedule, Detail: d})
+	r.store.Log(runstore.Event{Kind: evalctl.EventSchedule, Detail: s.Detail()})
 }
 
 // progress tells the run's watchdog the run moved (no-op before the run

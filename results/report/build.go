@@ -61,6 +61,7 @@ func Build(in *Input, opts Options) (*Report, error) {
 	rep.Notes = append(rep.Notes, timingNotes(rep)...)
 	rep.Notes = append(rep.Notes, overlapNotes(rep)...)
 	rep.Notes = append(rep.Notes, idleNotes(rep)...)
+	rep.Notes = append(rep.Notes, scheduleNotes(rep)...)
 	return rep, nil
 }
 
@@ -92,6 +93,7 @@ func runInfos(in *Input) []RunInfo {
 		rows := byRun[ri.ID]
 		ri.Progress = runProgress(ri, rows)
 		ri.EndpointIdle = endpointIdle(rows, in.Timelines[ri.ID], ri.Runner == RunnerActive)
+		ri.Schedule = runSchedule(in.Timelines[ri.ID])
 	}
 	return out
 }

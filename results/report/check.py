@@ -203,11 +203,13 @@ ROW = {
     "tokens_source~": "s", "server_generated_tokens~": "i", "server_generated_tokens_within~": "i", "counter_check~": "s", "overlapped_attempts": "?i",
     "input_strategy~": "s", "input_tokens~": "i", "evidence": "?evidence", "replica^": "s",
 }
-TIMELINE = {"sessions": ["t"], "rests": [{"from": "t", "to": "t"}]}
+TIMELINE = {"sessions": ["t"], "rests": [{"from": "t", "to": "t"}], "schedules~": ["?schedule"]}
+SCHEDULE = {"places": "?places", "longest_without_progress_seconds": "f"}
+PLACES = {"total_seconds": "f", "grants": "i", "longest_seconds": "f"}
 PROTOCOL = {"schema": "s", "evalctl_version": "s", "options": {"suite": "s", "baseline": "s", "allow_mixed": "b"},
             "runs": [{"run_id": "s", "run_file": "s", "run_file_sha256": "s", "plan_file": "s",
                       "plan_file_sha256": "s", "plan_matches_run": "b", "runner": "s", "timeline": "?timeline"}]}
-NAMED = {"evidence": EVIDENCE, "check": CHECK, "timeline": TIMELINE}
+NAMED = {"evidence": EVIDENCE, "check": CHECK, "timeline": TIMELINE, "schedule": SCHEDULE, "places": PLACES}
 INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
@@ -1295,6 +1297,65 @@ def timing_notes(arms):
     return out
 
 
+def run_schedule(tl):
+    """The run's waits for sandbox places and longest time without
+    progress, from each session's schedule event: summed (longest: the
+    largest) only when every session reported it, null otherwise."""
+    if tl is None or not tl.get("schedules"):
+        return None
+    scheds = tl["schedules"]
+    rs = {"sessions": len(scheds), "sessions_reported": 0, "place_wait_seconds": None, "place_grants": None,
+          "longest_place_wait_seconds": None, "longest_without_progress_seconds": None}
+    wait, longest, still, grants = 0.0, 0.0, 0.0, 0
+    missing, one_engine = [], []
+    for i, s in enumerate(scheds):
+        name = str(i + 1)
+        if s is None:
+            missing.append(name)
+            continue
+        rs["sessions_reported"] += 1
+        still = max(still, float(s["longest_without_progress_seconds"]))
+        p = s.get("places")
+        if p is None:
+            one_engine.append(name)
+            continue
+        wait += float(p["total_seconds"])
+        grants += p["grants"]
+        longest = max(longest, float(p["longest_seconds"]))
+    why = []
+    if missing:
+        why.append("session(s) %s of %d wrote no schedule event (its runner was killed or still runs, or it predates the event)" % (", ".join(missing), rs["sessions"]))
+    else:
+        rs["longest_without_progress_seconds"] = still
+    if one_engine:
+        why.append("session(s) %s of %d ran on one engine, which counts no sandbox places" % (", ".join(one_engine), rs["sessions"]))
+    if not missing and not one_engine:
+        rs["place_wait_seconds"], rs["place_grants"], rs["longest_place_wait_seconds"] = wait, grants, longest
+    if why:
+        rs["why"] = "; ".join(why)
+    return rs
+
+
+def schedule_notes(runs):
+    out = []
+    for ri in runs:
+        s = ri.get("schedule")
+        if s is None:
+            continue
+        places = "time waiting for sandbox places unknown"
+        if s["place_wait_seconds"] is not None:
+            places = "waited for sandbox places %.1f s over %d grant(s), longest %.1f s" % (
+                s["place_wait_seconds"], s["place_grants"], s["longest_place_wait_seconds"])
+        still = "longest time without progress unknown"
+        if s["longest_without_progress_seconds"] is not None:
+            still = "longest time without progress %.1f s" % s["longest_without_progress_seconds"]
+        note = "run %s: %s; %s (over %d of %d session(s))" % (ri["id"], places, still, s["sessions_reported"], s["sessions"])
+        if s.get("why"):
+            note += ": " + s["why"]
+        out.append(note)
+    return out
+
+
 def idle_notes(runs):
     out = []
     for ri in runs:
@@ -1352,6 +1413,9 @@ def rebuild(runs, timelines, rows, opts, sweeps):
         idle = endpoint_idle(by_run.get(ri["id"], []), timelines.get(ri["id"]), ri["runner"] == "active")
         if idle is not None:
             ri["endpoint_idle"] = idle
+        sched = run_schedule(timelines.get(ri["id"]))
+        if sched is not None:
+            ri["schedule"] = sched
     rep = {"schema": SCHEMA, "options": opts, "runs": runs, "mixed": mixed_problems(runs, rows), "baseline": "",
            "arms": [], "cases": [], "comparisons": [], "notes": []}
     if rep["mixed"] and not opts["allow_mixed"]:
@@ -1430,7 +1494,7 @@ def rebuild(runs, timelines, rows, opts, sweeps):
     for a in rep["arms"]:
         if a["overlapped"]:
             rep["notes"].append("WARNING: arm %s: %d of %d measured attempts overlapped another attempt on the same device; their decode and task seconds may be contaminated, and so are the arm's speed figures" % (a["arm"], a["overlapped"], a["measured"]))
-    rep["notes"] += idle_notes(runs)
+    rep["notes"] += idle_notes(runs) + schedule_notes(runs)
     return rep
 
 

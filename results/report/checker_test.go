@@ -204,6 +204,15 @@ func TestCheckerAgreesWithVerify(t *testing.T) {
 		{name: "seed export", export: exportSeed, ok: true},
 		{name: "rich export", export: richExport, ok: true},
 		{name: "sweep export", export: sweepExport, ok: true},
+		{name: "schedule export", export: scheduleExport, ok: true},
+		{name: "schedule figure edited", export: scheduleExport, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `"place_grants": 15`, `"place_grants": 16`)
+			resum(t, d)
+		}},
+		{name: "schedule event edited in the timeline", export: scheduleExport, tamper: func(t *testing.T, d string) {
+			edit(t, d, ProtocolJSON, `"grants": 9`, `"grants": 10`)
+			resum(t, d)
+		}},
 		{name: "sweep point edited", export: sweepExport, tamper: func(t *testing.T, d string) {
 			edit(t, d, AggregatesJSON, `"arm": "mtp3",
           "values": [

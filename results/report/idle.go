@@ -111,6 +111,11 @@ type Timeline struct {
 	// StoppedByRule is true when the plan's stop rule ended the last
 	// session (absent otherwise).
 	StoppedByRule bool `json:"stopped_by_rule,omitempty"`
+	// Schedules holds, per session (in the order of Sessions), the
+	// schedule event it wrote at its end, null for a session that wrote
+	// none (its runner was killed, or still runs). Absent in exports made
+	// before it was recorded: the run then has no schedule figures.
+	Schedules []*evalctl.Schedule `json:"schedules,omitempty"`
 }
 
 // Rest is one rest between attempts (the plan's rest_seconds).
@@ -121,11 +126,20 @@ type Rest struct {
 
 // NewTimeline reads a run's sessions and rests from its event log.
 func NewTimeline(events []runstore.Event) *Timeline {
-	tl := &Timeline{Sessions: []time.Time{}, Rests: []Rest{}, StoppedByRule: stoppedByRule(events)}
+	tl := &Timeline{Sessions: []time.Time{}, Rests: []Rest{}, StoppedByRule: stoppedByRule(events), Schedules: []*evalctl.Schedule{}}
 	for _, e := range events {
 		switch e.Kind {
 		case evalctl.EventRegistered, evalctl.EventResumed:
 			tl.Sessions = append(tl.Sessions, e.Time.UTC())
+			tl.Schedules = append(tl.Schedules, nil)
+		case evalctl.EventSchedule:
+			// It closes the session it belongs to, the latest begun; one
+			// that cannot be read counts as none written.
+			if n := len(tl.Schedules); n > 0 && tl.Schedules[n-1] == nil {
+				if s, err := evalctl.ParseSchedule(e.Detail); err == nil {
+					tl.Schedules[n-1] = &s
+				}
+			}
 		case runstore.RestEvent:
 			if from, to, err := runstore.ParseRest(e.Detail); err == nil {
 				tl.Rests = append(tl.Rests, Rest{from.UTC(), to.UTC()})

@@ -47,6 +47,11 @@ type RunInfo struct {
 	// endpointIdle); absent for runs that did not record when attempts
 	// released their endpoint.
 	EndpointIdle *EndpointIdle `json:"endpoint_idle,omitempty"`
+	// Schedule is the time the run's sessions waited for sandbox places
+	// and their longest time without progress (see RunSchedule); absent
+	// for runs whose timeline does not carry the sessions' schedule events
+	// (exports made before they were read).
+	Schedule *RunSchedule `json:"schedule,omitempty"`
 }
 
 // Runner states of RunInfo.Runner.
