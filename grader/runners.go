@@ -115,8 +115,11 @@ func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir 
 	if host.ExitCode != 0 {
 		return fmt.Errorf("start the answer's host: %s", host.Stderr)
 	}
+	// The nonce marks what only the trusted side may write into the report
+	// (a test the boundary cannot represent, see UnrepresentableTests).
+	nonce := randomName()
 	out, err := box.Exec(ctx, pytestCommand(junit, "/tmp/evalctl-"+randomName(), selectArgs(g)), sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser,
-		Env: []string{"EVALCTL_ANSWER_SOCKET=" + sock, "EVALCTL_REPORT_DIR=" + dir}})
+		Env: []string{"EVALCTL_ANSWER_SOCKET=" + sock, "EVALCTL_REPORT_DIR=" + dir, "EVALCTL_NONCE=" + nonce}})
 	if err != nil {
 		return err
 	}
@@ -138,7 +141,32 @@ func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir 
 	}
 	res.Total, res.Passed, res.FailedTests = total, passed, failed
 	noteIDs(res, report.Stdout)
+	noteUnrepresentable(res, report.Stdout, nonce)
 	return nil
+}
+
+// noteUnrepresentable records the failed tests the boundary could not
+// represent and says so first in the group's output.
+func noteUnrepresentable(res *evalctl.GroupResult, report []byte, nonce string) {
+	res.Unrepresentable = UnrepresentableTests(report, nonce)
+	res.UnrepresentableCount = len(res.Unrepresentable)
+	if msg := UnrepresentableMessage(res.Unrepresentable); msg != "" {
+		res.Output = "evalctl: " + msg + " (not a failure of the answer)\n" + res.Output
+	}
+}
+
+// UnrepresentableMessage says which tests the boundary cannot represent,
+// in the words cases check and cases import print: "2 test(s) the
+// boundary cannot represent: t.test_a (a module ...), ..."; "" for none.
+func UnrepresentableMessage(us []evalctl.UnrepresentableTest) string {
+	if len(us) == 0 {
+		return ""
+	}
+	parts := make([]string, len(us))
+	for i, u := range us {
+		parts[i] = u.Test + " (" + u.Construct + ")"
+	}
+	return fmt.Sprintf("%d test(s) the boundary cannot represent: %s", len(us), strings.Join(parts, ", "))
 }
 
 type junitCase struct {

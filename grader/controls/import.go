@@ -142,6 +142,9 @@ func fillOne(ctx context.Context, g Grader, s *tasks.Suite, c *tasks.Case, ex *i
 		why := "acceptance did not run"
 		if acc != nil {
 			why = fmt.Sprintf("acceptance %d/%d, failed %v, exit %d", acc.Passed, acc.Total, acc.FailedTests, acc.ExitCode)
+			if msg := grader.UnrepresentableMessage(acc.Unrepresentable); msg != "" {
+				why += "; " + msg
+			}
 			if syn := gr.Group("syntax"); syn != nil && !syn.Success {
 				why += "; syntax fails"
 			}
