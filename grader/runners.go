@@ -291,9 +291,12 @@ func runNodeTest(ctx context.Context, box *sandbox.Container, g *tasks.Group, di
 	// The boundary: the answer's compiled modules are loaded only by the
 	// answer's host (answerd.js, the command user); the tests run as the
 	// harness user, and node_tests.js turns their require of an answer
-	// module into a remote handle. harden.js stays as a second line.
+	// module into a remote handle. harden.js stays as a second line. The
+	// hosts' door (nodegate.py) accepts only the harness user's
+	// connections, the test processes', by peer credentials.
 	sock := dir + "-answer.sock"
-	host, err := box.Exec(ctx, []string{"node", "/opt/evalctl/answerd.js", sock}, sandbox.ExecOptions{Detach: true, Timeout: remaining()})
+	uid, _, _ := strings.Cut(sandbox.HarnessUser, ":")
+	host, err := box.Exec(ctx, []string{"python3", "-I", "-B", "/opt/evalctl/nodegate.py", sock, uid}, sandbox.ExecOptions{Detach: true, Timeout: remaining()})
 	if err != nil {
 		return err
 	}
