@@ -149,7 +149,12 @@ func fillOne(ctx context.Context, g Grader, s *tasks.Suite, c *tasks.Case, ex *i
 				why += "; syntax fails"
 			}
 		}
-		return 0, &importer.Refusal{Name: ex.Name, Source: ex.Source, Err: fmt.Errorf("the reference (the example) is not solved: %s", why)}
+		verdict := "is not solved"
+		if gr.BlockedByBoundary() {
+			// The boundary's failure, not the example's (docs/boundary.md).
+			verdict = "is ungraded"
+		}
+		return 0, &importer.Refusal{Name: ex.Name, Source: ex.Source, Err: fmt.Errorf("the reference (the example) %s: %s", verdict, why)}
 	}
 	return acc.Total, os.WriteFile(filepath.Join(c.Dir, tasks.CaseFile), importer.CaseYAML(ex, map[string]int{"acceptance": acc.Total}), 0o644)
 }
