@@ -70,8 +70,15 @@ type GroupResult struct {
 	// ImportError: cannot import name 'add' from 'adder'". It is not a
 	// session cut short (tampering), which fails with exit status 3.
 	CollectionError string `json:"collection_error,omitempty"`
-	TimedOut        bool   `json:"timed_out,omitempty"`
-	ExitCode        int    `json:"exit_code"`
+	// Unrepresentable names the failed tests during which the boundary met
+	// a construct of the tests' it cannot carry to the answer (a module
+	// they handed over, a value nested too deeply), each with what it was;
+	// UnrepresentableCount is how many. Such a failure says nothing of the
+	// answer: see OnlyUnrepresentable and docs/boundary.md.
+	Unrepresentable      []UnrepresentableTest `json:"unrepresentable,omitempty"`
+	UnrepresentableCount int                   `json:"unrepresentable_count,omitempty"`
+	TimedOut             bool                  `json:"timed_out,omitempty"`
+	ExitCode             int                   `json:"exit_code"`
 	// Output is the tail of the group's output, for a person reading why.
 	Output  string  `json:"output,omitempty"`
 	Seconds float64 `json:"seconds"`
@@ -81,6 +88,55 @@ type GroupResult struct {
 	// Success is the recorded verdict, which no count can contradict. The
 	// group is written back without counts.
 	CountsUnknown bool `json:"-"`
+}
+
+// UnrepresentableTest is a failed test whose failure the grading
+// boundary caused: Construct says what it could not carry.
+type UnrepresentableTest struct {
+	Test      string `json:"test"`
+	Construct string `json:"construct"`
+}
+
+// ExitTestsFailed is the exit status of a test run (pytest, node --test)
+// whose tests ran and some failed: nothing else went wrong.
+const ExitTestsFailed = 1
+
+// OnlyUnrepresentable reports whether the group fails only because of
+// tests the boundary cannot represent: every failed test is one, and
+// nothing else went wrong (the run ended with the status of failed tests,
+// in time, with the tests the case declares).
+func (g *GroupResult) OnlyUnrepresentable() bool {
+	return GroupOnlyUnrepresentable(g.Success, g.CountsUnknown, g.Failed, g.UnrepresentableCount, g.Total, g.Declared, g.ExitCode, g.TimedOut)
+}
+
+// GroupOnlyUnrepresentable is OnlyUnrepresentable over a group's figures
+// (the export's evidence carries these, not the whole result).
+func GroupOnlyUnrepresentable(success, countsUnknown bool, failed, unrepresentable, total, declared, exitCode int, timedOut bool) bool {
+	return !success && !countsUnknown && unrepresentable > 0 && failed == unrepresentable && total > 0 &&
+		(declared == 0 || total == declared) && exitCode == ExitTestsFailed && !timedOut
+}
+
+// BlockedByBoundary reports whether the grade falls short of solved only
+// because of tests the boundary cannot represent: no protected change, no
+// missing starter file, the answer not too large, and every required group
+// that failed failed only for them. Such a grade is no verdict on the
+// answer: Score leaves the attempt ungraded rather than not functional.
+func (g *Grade) BlockedByBoundary() bool {
+	if g.Solved || g.AnswerTooLarge || g.ProtectedChangesCount > 0 || g.MissingStarterFilesCount > 0 {
+		return false
+	}
+	blocked := false
+	for i := range g.Groups {
+		gr := &g.Groups[i]
+		if !gr.Required || gr.Success {
+			continue
+		}
+		if !gr.OnlyUnrepresentable() {
+			return false
+		}
+		blocked = true
+	}
+	return blocked
 }
 
 // groupJSON is GroupResult's JSON form.

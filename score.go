@@ -10,6 +10,9 @@ package evalctl
 // of turns, and every turn completed normally with non-empty final text and a
 // passing last self-run test (TypeScript: and a passing last typecheck).
 //
+// A completed attempt that only tests the grading boundary cannot
+// represent keep from functional is not scored (BlockedByBoundary).
+//
 // A completed attempt whose arm_unchanged is unknown (null) is not scored
 // either: functional needs it, so its outcome is unknown, never false.
 // An agent command's configuration files count as part of the arm: changed
@@ -33,6 +36,9 @@ func Score(a *Attempt, grades []*Grade) *Outcome {
 	final := len(grades) > 0 && grades[len(grades)-1] != nil && grades[len(grades)-1].Solved
 	armOK := *a.ArmUnchanged && (a.Agent == nil || *a.Agent.ConfigUnchanged)
 	o.Functional = allSolved && final && armOK
+	if !o.Functional && BlockedByBoundary(a, grades) {
+		return nil
+	}
 	o.Delivered = o.Functional && len(a.Turns) == a.ExpectedTurns
 	for _, t := range a.Turns {
 		ok := t.Termination == TermCompleted && t.AgentFinished && t.FinalText &&
@@ -65,5 +71,36 @@ func ScoreGraded(a *Attempt, grades []*Grade) (o *Outcome, ungraded bool) {
 			return nil, true
 		}
 	}
+	if BlockedByBoundary(a, grades) {
+		return nil, true
+	}
 	return Score(a, grades), false
+}
+
+// BlockedByBoundary reports whether only tests the grading boundary cannot
+// represent stand between a completed attempt and functional: the arm
+// unchanged, every phase graded, each grade solved or short of it only by
+// such tests (Grade.BlockedByBoundary), one at least. Its outcome is then
+// unknown (ungraded), never a failure: the boundary, not the answer,
+// failed those tests. An answer gains nothing by it: it is never scored
+// functional so, and any other failure keeps it not functional.
+func BlockedByBoundary(a *Attempt, grades []*Grade) bool {
+	if a.State != Completed || a.ArmUnchanged == nil || !*a.ArmUnchanged ||
+		a.Agent != nil && (a.Agent.ConfigUnchanged == nil || !*a.Agent.ConfigUnchanged) ||
+		len(grades) == 0 || len(grades) != a.ExpectedTurns {
+		return false
+	}
+	blocked := false
+	for _, g := range grades {
+		switch {
+		case g == nil:
+			return false
+		case g.Solved:
+		case g.BlockedByBoundary():
+			blocked = true
+		default:
+			return false
+		}
+	}
+	return blocked
 }

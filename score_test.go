@@ -117,3 +117,65 @@ func TestStateOfOldCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundaryBlockedIsUngraded: a grade short of solved only by tests the
+// grading boundary cannot represent leaves the attempt ungraded (null
+// functional), never failed; any other failure beside them keeps it not
+// functional, and a group whose failures are not all such tests is a
+// failure.
+func TestBoundaryBlockedIsUngraded(t *testing.T) {
+	yes, no := true, false
+	good := Turn{Termination: TermCompleted, AgentFinished: true, FinalText: true, LastTest: &SelfCheck{Passed: true}}
+	unrep := []UnrepresentableTest{{Test: "t.test_m", Construct: "a module of the tests' side handed to the answer"}}
+	acc := func(failed, unrepresentable int, mod func(*GroupResult)) GroupResult {
+		g := GroupResult{Name: "acceptance", Required: true, Total: 5, Passed: 5 - failed, Failed: failed, Declared: 5,
+			ExitCode: ExitTestsFailed, Unrepresentable: unrep[:min(unrepresentable, 1)], UnrepresentableCount: unrepresentable}
+		if mod != nil {
+			mod(&g)
+		}
+		return g
+	}
+	grade := func(gs ...GroupResult) *Grade { return &Grade{Groups: gs} }
+	syntax := GroupResult{Name: "syntax", Required: true, Total: 1, Passed: 1, Success: true}
+	solved := &Grade{Solved: true}
+	tests := []struct {
+		name     string
+		a        Attempt
+		grades   []*Grade
+		blocked  bool // ungraded by the boundary
+		scored   bool // else: Score's outcome, not functional
+		function bool
+	}{
+		{"one test unrepresentable, the rest pass", Attempt{ExpectedTurns: 1, ArmUnchanged: &yes}, []*Grade{grade(acc(1, 1, nil), syntax)}, true, false, false},
+		{"an ordinary failure beside it", Attempt{ExpectedTurns: 1, ArmUnchanged: &yes}, []*Grade{grade(acc(2, 1, nil), syntax)}, false, true, false},
+		{"another required group fails", Attempt{ExpectedTurns: 1, ArmUnchanged: &yes}, []*Grade{grade(acc(1, 1, nil), GroupResult{Name: "syntax", Required: true, ExitCode: 1})}, false, true, false},
+		{"the run timed out", Attempt{ExpectedTurns: 1, ArmUnchanged: &yes}, []*Grade{grade(acc(1, 1, func(g *GroupResult) { g.TimedOut = true }))}, false, true, false},
+		{"the run ended otherwise (cut short)", Attempt{ExpectedTurns: 1, ArmUnchanged: &yes}, []*Grade{grade(acc(1, 1, func(g *GroupResult) { g.ExitCode = 3 }))}, false, true, false},
+		{"fewer tests than declared", Attempt{ExpectedTurns: 1, ArmUnchanged: &yes}, []*Grade{grade(acc(1, 1, func(g *GroupResult) { g.Total, g.Passed = 4, 3 }))}, false, true, false},
+		{"a protected change", Attempt{ExpectedTurns: 1, ArmUnchanged: &yes}, []*Grade{{Groups: []GroupResult{acc(1, 1, nil)}, ProtectedChangesCount: 1}}, false, true, false},
+		{"arm changed", Attempt{ExpectedTurns: 1, ArmUnchanged: &no}, []*Grade{grade(acc(1, 1, nil))}, false, true, false},
+		{"first phase blocked, final solved", Attempt{ExpectedTurns: 2, ArmUnchanged: &yes}, []*Grade{grade(acc(1, 1, nil)), solved}, true, false, false},
+		{"first phase failed, final blocked", Attempt{ExpectedTurns: 2, ArmUnchanged: &yes}, []*Grade{grade(acc(2, 1, nil)), grade(acc(1, 1, nil))}, false, true, false},
+		{"a phase never reached", Attempt{ExpectedTurns: 2, ArmUnchanged: &yes}, []*Grade{grade(acc(1, 1, nil))}, false, true, false},
+		{"solved is scored as ever", Attempt{ExpectedTurns: 1, ArmUnchanged: &yes}, []*Grade{solved}, false, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.a.State = Completed
+			for range tt.grades {
+				tt.a.Turns = append(tt.a.Turns, good)
+			}
+			if got := BlockedByBoundary(&tt.a, tt.grades); got != tt.blocked {
+				t.Fatalf("BlockedByBoundary %v, want %v", got, tt.blocked)
+			}
+			o := Score(&tt.a, tt.grades)
+			og, ungraded := ScoreGraded(&tt.a, tt.grades)
+			switch {
+			case tt.blocked && (o != nil || og != nil || !ungraded):
+				t.Fatalf("Score %+v, ScoreGraded %+v ungraded %v: want null, ungraded", o, og, ungraded)
+			case tt.scored && (o == nil || o.Functional != tt.function):
+				t.Fatalf("Score %+v, want functional %v", o, tt.function)
+			}
+		})
+	}
+}

@@ -94,7 +94,11 @@ func Expect(v Variant, g *evalctl.Grade) CheckResult {
 	r := CheckResult{Variant: v.Name, Kind: v.Kind, Phase: v.Phase, Case: g.Case, Grade: g}
 	switch v.Kind {
 	case KindReference:
-		if !g.Solved {
+		switch {
+		case g.BlockedByBoundary():
+			// Not the reference's failure: the boundary's (docs/boundary.md).
+			r.Problems = append(r.Problems, "reference is ungraded: "+unsolvedWhy(g))
+		case !g.Solved:
 			r.Problems = append(r.Problems, "reference is not solved: "+unsolvedWhy(g))
 		}
 		for _, decl := range v.Groups {
@@ -168,6 +172,9 @@ func unsolvedWhy(g *evalctl.Grade) string {
 			w := fmt.Sprintf("%s %d/%d failed %v", gr.Name, gr.Passed, gr.Total, gr.FailedTests)
 			if gr.Declared != 0 && gr.Total != gr.Declared {
 				w += fmt.Sprintf(" (ran %d of the %d declared tests)", gr.Total, gr.Declared)
+			}
+			if msg := UnrepresentableMessage(gr.Unrepresentable); msg != "" {
+				w += "; " + msg
 			}
 			why = append(why, w)
 		}

@@ -333,3 +333,61 @@ func selectArgs(g *tasks.Group) []string {
 	}
 	return append([]string{"-k", g.Keyword}, g.Paths...)
 }
+
+// unrepresentableProperty is the JUnit property run_pytest.py gives a
+// failed test during which the boundary met a construct of the tests' it
+// cannot carry; its value is the run's nonce, a space, and the construct.
+const unrepresentableProperty = "evalctl_unrepresentable"
+
+// UnrepresentableTests reads the failed tests of a JUnit report that the
+// trusted side marked unrepresentable. A mark counts only with the run's
+// nonce (given to the trusted side alone, never to a process of the
+// answer's) and on a test that failed.
+func UnrepresentableTests(data []byte, nonce string) []evalctl.UnrepresentableTest {
+	if nonce == "" {
+		return nil
+	}
+	type prop struct {
+		Name  string `xml:"name,attr"`
+		Value string `xml:"value,attr"`
+	}
+	type rawCase struct {
+		Name       string    `xml:"name,attr"`
+		Classname  string    `xml:"classname,attr"`
+		Failure    *struct{} `xml:"failure"`
+		Error      *struct{} `xml:"error"`
+		Properties []prop    `xml:"properties>property"`
+	}
+	type rawSuite struct {
+		Cases  []rawCase  `xml:"testcase"`
+		Suites []rawSuite `xml:"testsuite"`
+	}
+	var root struct {
+		XMLName xml.Name
+		rawSuite
+	}
+	if xml.Unmarshal(data, &root) != nil {
+		return nil
+	}
+	var out []evalctl.UnrepresentableTest
+	var walk func(s rawSuite)
+	walk = func(s rawSuite) {
+		for _, c := range s.Cases {
+			if c.Failure == nil && c.Error == nil {
+				continue
+			}
+			for _, p := range c.Properties {
+				what, ok := strings.CutPrefix(p.Value, nonce+" ")
+				if p.Name == unrepresentableProperty && ok && what != "" {
+					out = append(out, evalctl.UnrepresentableTest{Test: qualify(c.Classname, c.Name), Construct: what})
+					break
+				}
+			}
+		}
+		for _, sub := range s.Suites {
+			walk(sub)
+		}
+	}
+	walk(root.rawSuite)
+	return out
+}

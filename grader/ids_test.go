@@ -104,3 +104,38 @@ func TestControlIDsAreChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestUnrepresentableTests: a failed test is marked unrepresentable only
+// by the property with the run's nonce; a mark on a passing test, a mark
+// with another nonce or none, and another property do not count.
+func TestUnrepresentableTests(t *testing.T) {
+	const nonce = "0123abcd"
+	prop := func(name, value string) string {
+		return `<properties><property name="` + name + `" value="` + value + `"/></properties>`
+	}
+	report := `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="6">
+<testcase classname="t.T" name="test_module">` + prop("evalctl_unrepresentable", nonce+" a module of the tests' side handed to the answer") + `<failure message="x"/></testcase>
+<testcase classname="t.T" name="test_deep"><error message="x"/>` + prop("evalctl_unrepresentable", nonce+" a value nested deeper than 200 levels") + `</testcase>
+<testcase classname="t.T" name="test_passes">` + prop("evalctl_unrepresentable", nonce+" a module") + `</testcase>
+<testcase classname="t.T" name="test_forged">` + prop("evalctl_unrepresentable", "ffff a module") + `<failure message="x"/></testcase>
+<testcase classname="t.T" name="test_bare">` + prop("evalctl_unrepresentable", nonce) + `<failure message="x"/></testcase>
+<testcase classname="t.T" name="test_other">` + prop("note", nonce+" a module") + `<failure message="x"/></testcase>
+</testsuite></testsuites>`
+	got := UnrepresentableTests([]byte(report), nonce)
+	want := []evalctl.UnrepresentableTest{
+		{Test: "t.T.test_module", Construct: "a module of the tests' side handed to the answer"},
+		{Test: "t.T.test_deep", Construct: "a value nested deeper than 200 levels"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	if got := UnrepresentableTests([]byte(report), ""); got != nil {
+		t.Errorf("without a nonce: %+v, want none", got)
+	}
+	res := &evalctl.GroupResult{Output: "pytest's output\n"}
+	noteUnrepresentable(res, []byte(report), nonce)
+	const msg = "evalctl: 2 test(s) the boundary cannot represent: t.T.test_module (a module of the tests' side handed to the answer), t.T.test_deep (a value nested deeper than 200 levels)"
+	if res.UnrepresentableCount != 2 || !strings.HasPrefix(res.Output, msg) || !strings.HasSuffix(res.Output, "pytest's output\n") {
+		t.Errorf("count %d, output %q", res.UnrepresentableCount, res.Output)
+	}
+}

@@ -14,7 +14,8 @@ import (
 // drive the boundary from the answer's side (testdata/nodetamper): the
 // raw protocol asking the tests' side for trusted accessors and applying
 // them to the tests' console by name, typecheck pragmas, an answer-written
-// /tmp/package.json. An honest answer passes the same checks, so a row
+// /tmp/package.json, a program of the answer's connecting to its host's
+// socket. An honest answer passes the same checks, so a row
 // fails for its cheat, not for the harness.
 func TestNodeTamperRawProtocol(t *testing.T) {
 	sandboxtest.Engine(t)
@@ -27,6 +28,9 @@ func TestNodeTamperRawProtocol(t *testing.T) {
 		// Wrong by one everywhere: no forged report may make it pass.
 		{name: "a trusted accessor applied to the tests' console", answer: "raw", passed: 0},
 		{name: "answer-written /tmp/package.json", answer: "tmppkg", passed: 3},
+		// Right only when its own program's connection to the host's
+		// socket was refused (nodegate.py: the harness user's alone).
+		{name: "a second client on the host's socket", answer: "second", passed: 3},
 		{name: "@ts-nocheck, @ts-ignore, @ts-expect-error", answer: "pragmas", passed: 3,
 			typecheck: map[string]bool{"answer": true, "nocheck": false, "ignore": false, "expecterror": false}},
 	}

@@ -115,8 +115,11 @@ func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir 
 	if host.ExitCode != 0 {
 		return fmt.Errorf("start the answer's host: %s", host.Stderr)
 	}
+	// The nonce marks what only the trusted side may write into the report
+	// (a test the boundary cannot represent, see UnrepresentableTests).
+	nonce := randomName()
 	out, err := box.Exec(ctx, pytestCommand(junit, "/tmp/evalctl-"+randomName(), selectArgs(g)), sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser,
-		Env: []string{"EVALCTL_ANSWER_SOCKET=" + sock, "EVALCTL_REPORT_DIR=" + dir}})
+		Env: []string{"EVALCTL_ANSWER_SOCKET=" + sock, "EVALCTL_REPORT_DIR=" + dir, "EVALCTL_NONCE=" + nonce}})
 	if err != nil {
 		return err
 	}
@@ -138,7 +141,32 @@ func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir 
 	}
 	res.Total, res.Passed, res.FailedTests = total, passed, failed
 	noteIDs(res, report.Stdout)
+	noteUnrepresentable(res, report.Stdout, nonce)
 	return nil
+}
+
+// noteUnrepresentable records the failed tests the boundary could not
+// represent and says so first in the group's output.
+func noteUnrepresentable(res *evalctl.GroupResult, report []byte, nonce string) {
+	res.Unrepresentable = UnrepresentableTests(report, nonce)
+	res.UnrepresentableCount = len(res.Unrepresentable)
+	if msg := UnrepresentableMessage(res.Unrepresentable); msg != "" {
+		res.Output = "evalctl: " + msg + " (not a failure of the answer)\n" + res.Output
+	}
+}
+
+// UnrepresentableMessage says which tests the boundary cannot represent,
+// in the words cases check and cases import print: "2 test(s) the
+// boundary cannot represent: t.test_a (a module ...), ..."; "" for none.
+func UnrepresentableMessage(us []evalctl.UnrepresentableTest) string {
+	if len(us) == 0 {
+		return ""
+	}
+	parts := make([]string, len(us))
+	for i, u := range us {
+		parts[i] = u.Test + " (" + u.Construct + ")"
+	}
+	return fmt.Sprintf("%d test(s) the boundary cannot represent: %s", len(us), strings.Join(parts, ", "))
 }
 
 type junitCase struct {
@@ -263,9 +291,12 @@ func runNodeTest(ctx context.Context, box *sandbox.Container, g *tasks.Group, di
 	// The boundary: the answer's compiled modules are loaded only by the
 	// answer's host (answerd.js, the command user); the tests run as the
 	// harness user, and node_tests.js turns their require of an answer
-	// module into a remote handle. harden.js stays as a second line.
+	// module into a remote handle. harden.js stays as a second line. The
+	// hosts' door (nodegate.py) accepts only the harness user's
+	// connections, the test processes', by peer credentials.
 	sock := dir + "-answer.sock"
-	host, err := box.Exec(ctx, []string{"node", "/opt/evalctl/answerd.js", sock}, sandbox.ExecOptions{Detach: true, Timeout: remaining()})
+	uid, _, _ := strings.Cut(sandbox.HarnessUser, ":")
+	host, err := box.Exec(ctx, []string{"python3", "-I", "-B", "/opt/evalctl/nodegate.py", sock, uid}, sandbox.ExecOptions{Detach: true, Timeout: remaining()})
 	if err != nil {
 		return err
 	}

@@ -170,3 +170,31 @@ func TestDevelopmentCasesMutationScore(t *testing.T) {
 		})
 	}
 }
+
+// TestImportedHelperModuleGrades: an exercise whose tests import a helper
+// module shipped beside them (test_utils.py, not a file of the answer's
+// workspace) is imported with the helper among its checks, and its
+// reference grades to all-pass: the helper is loaded by the trusted side,
+// from the checks (run_pytest.py), since the workspace has no copy of it.
+func TestImportedHelperModuleGrades(t *testing.T) {
+	sandboxtest.Long(t)
+	gen, labels := setup(t)
+	exs, err := importer.Exercism{}.Exercises("../../tasks/importer/testdata/exercism-helpers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exs) != 1 || exs[0].Acceptance["test_utils.py"] == nil || exs[0].Workspace["test_utils.py"] != nil {
+		t.Fatalf("the helper travels with the checks only: %v", exs)
+	}
+	out := filepath.Join(t.TempDir(), "imported")
+	if err := importer.Write(out, exs, importer.Options{Name: "imported", Version: "1.0.0"}); err != nil {
+		t.Fatal(err)
+	}
+	counts, refused, err := controls.FillCounts(context.Background(), gen.Grader, out, exs, labels)
+	if err != nil || len(refused) > 0 {
+		t.Fatal(err, refused)
+	}
+	if counts["meter"] != 3 {
+		t.Errorf("the reference passed %d tests, want all 3", counts["meter"])
+	}
+}

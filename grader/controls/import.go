@@ -142,11 +142,19 @@ func fillOne(ctx context.Context, g Grader, s *tasks.Suite, c *tasks.Case, ex *i
 		why := "acceptance did not run"
 		if acc != nil {
 			why = fmt.Sprintf("acceptance %d/%d, failed %v, exit %d", acc.Passed, acc.Total, acc.FailedTests, acc.ExitCode)
+			if msg := grader.UnrepresentableMessage(acc.Unrepresentable); msg != "" {
+				why += "; " + msg
+			}
 			if syn := gr.Group("syntax"); syn != nil && !syn.Success {
 				why += "; syntax fails"
 			}
 		}
-		return 0, &importer.Refusal{Name: ex.Name, Source: ex.Source, Err: fmt.Errorf("the reference (the example) is not solved: %s", why)}
+		verdict := "is not solved"
+		if gr.BlockedByBoundary() {
+			// The boundary's failure, not the example's (docs/boundary.md).
+			verdict = "is ungraded"
+		}
+		return 0, &importer.Refusal{Name: ex.Name, Source: ex.Source, Err: fmt.Errorf("the reference (the example) %s: %s", verdict, why)}
 	}
 	return acc.Total, os.WriteFile(filepath.Join(c.Dir, tasks.CaseFile), importer.CaseYAML(ex, map[string]int{"acceptance": acc.Total}), 0o644)
 }

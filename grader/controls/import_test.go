@@ -9,7 +9,10 @@ import (
 	"testing"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/grader/controls"
+	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/tasks"
 	"github.com/evalctl/evalctl/tasks/importer"
 )
 
@@ -46,5 +49,44 @@ func TestImportRefuses(t *testing.T) {
 				t.Fatalf("a refused import wrote something: %v %q %q", err, out.String(), log.String())
 			}
 		})
+	}
+}
+
+// gradeFunc is a controls.Grader answering every grade with f.
+type gradeFunc func() *evalctl.Grade
+
+func (f gradeFunc) Grade(context.Context, *tasks.Suite, *tasks.Case, int, *sandbox.Snapshot, grader.Labels) (*evalctl.Grade, error) {
+	return f(), nil
+}
+
+// TestImportReportsUnrepresentable: an exercise whose reference fails
+// only tests the boundary cannot represent is refused as ungraded, naming
+// the tests and what could not cross (the table prints it); one that
+// fails an ordinary test too is refused as not solved.
+func TestImportReportsUnrepresentable(t *testing.T) {
+	exs, err := importer.Exercism{}.Exercises("../../tasks/importer/testdata/exercism-helpers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "imported")
+	if err := importer.Write(out, exs, importer.Options{Name: "imported", Version: "1.0.0"}); err != nil {
+		t.Fatal(err)
+	}
+	unrep := []evalctl.UnrepresentableTest{{Test: "meter_test.MeterTest.test_counts_reads", Construct: "a value nested deeper than 200 levels"}}
+	for _, tt := range []struct {
+		failed int
+		want   string
+	}{
+		{1, "the reference (the example) is ungraded: acceptance 2/3, failed [test_counts_reads], exit 1; 1 test(s) the boundary cannot represent: meter_test.MeterTest.test_counts_reads (a value nested deeper than 200 levels)"},
+		{2, "the reference (the example) is not solved: acceptance 1/3"},
+	} {
+		g := gradeFunc(func() *evalctl.Grade {
+			return &evalctl.Grade{Groups: []evalctl.GroupResult{{Name: "acceptance", Required: true, Total: 3, Passed: 3 - tt.failed, Failed: tt.failed,
+				FailedTests: []string{"test_counts_reads"}, ExitCode: evalctl.ExitTestsFailed, Unrepresentable: unrep, UnrepresentableCount: 1}}}
+		})
+		_, refused, err := controls.FillCounts(context.Background(), g, out, exs, grader.Labels{})
+		if err != nil || len(refused) != 1 || !strings.Contains(refused[0].Error(), tt.want) {
+			t.Errorf("failed %d: refused %v (%v), want %q", tt.failed, refused, err, tt.want)
+		}
 	}
 }

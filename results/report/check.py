@@ -188,7 +188,7 @@ def seconds_of(d):
 EVIDENCE = {"arm_unchanged": "?b", "phases": [{
     "phase": "i", "graded": "b", "protected_changes_count": "i", "missing_starter_files_count": "i",
     "groups": [{"name": "s", "required": "b", "passed": "?i", "failed": "?i", "total": "?i", "declared": "i",
-                "exit_code": "i", "timed_out": "b", "success": "b"}], "solved": "b"}],
+                "exit_code": "i", "timed_out": "b", "success": "b", "unrepresentable^": "i"}], "solved": "b"}],
     "turns": [{"phase": "i", "termination": "s", "agent_finished": "b", "final_text": "b",
                "last_test": "?check", "last_typecheck": "?check"}]}
 CHECK = {"exit_code": "i", "passed": "b"}
@@ -350,6 +350,23 @@ def phase_solved(p):
     return ok
 
 
+def group_only_unrepresentable(g):
+    """The group fails only for tests the grading boundary cannot represent:
+    every failed test is one, and the run ended with the status of failed
+    tests (1), in time, with the declared tests."""
+    t = g["total"]
+    return (not g["success"] and t is not None and g.get("unrepresentable", 0) > 0 and g["failed"] == g.get("unrepresentable", 0)
+            and t > 0 and (g["declared"] == 0 or t == g["declared"]) and g["exit_code"] == 1 and not g["timed_out"])
+
+
+def phase_blocked_by_boundary(p):
+    """The phase falls short of solved only by such tests."""
+    if p["solved"] or p["protected_changes_count"] != 0 or p["missing_starter_files_count"] != 0:
+        return False
+    failing = [g for g in p["groups"] if g["required"] and not g["success"]]
+    return bool(failing) and all(group_only_unrepresentable(g) for g in failing)
+
+
 MEASURE_FIELDS = ["turns", "termination", "native_output_tokens", "decode_seconds", "task_seconds", "prompt_tokens",
                   "prompt_seconds", "tool_calls", "tool_errors", "max_sequence_tokens", "draft_tokens",
                   "draft_accepted", "timings_source", "tokens_source", "server_generated_tokens", "counter_check",
@@ -405,6 +422,12 @@ def check_row(i, r):
         return "ungraded", None, None
     if e["arm_unchanged"] is None:
         return "unscored", None, None
+    blocked = [phase_blocked_by_boundary(p) for p in e["phases"]]
+    if (e["arm_unchanged"] and len(solved) == n and n > 0 and any(blocked)
+            and all(s or b for s, b in zip(solved, blocked))):
+        # Only tests the boundary cannot represent stand between the
+        # attempt and functional: unknown, not a failure.
+        return "ungraded", None, None
     functional = len(solved) == n and all(solved) and solved[-1] and e["arm_unchanged"]
     delivered = functional and len(e["turns"]) == n
     for t in e["turns"]:

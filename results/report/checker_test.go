@@ -192,6 +192,47 @@ func firstFailed(rows []Row) int {
 	panic("no failed row")
 }
 
+// boundaryBlockable is a failed row whose failures could all be tests the
+// boundary cannot represent: arm unchanged, no protected or missing file,
+// every failing required group run to its end with its counts known.
+func boundaryBlockable(t *testing.T, rows []Row) int {
+	for i, r := range rows {
+		if r.Status != Scored || *r.Functional || r.Evidence == nil || r.Evidence.ArmUnchanged == nil || !*r.Evidence.ArmUnchanged ||
+			len(r.Evidence.Phases) != r.ExpectedTurns {
+			continue
+		}
+		ok := true
+		for _, p := range r.Evidence.Phases {
+			if p.Solved {
+				continue
+			}
+			ok = ok && p.ProtectedChangesCount == 0 && p.MissingStarterFilesCount == 0
+			for _, g := range p.Groups {
+				if g.Required && !g.Success {
+					ok = ok && g.Total != nil && *g.Failed > 0 && !g.TimedOut && (g.Declared == 0 || *g.Total == g.Declared)
+				}
+			}
+		}
+		if ok {
+			return i
+		}
+	}
+	t.Fatal("no failed row whose failures could be the boundary's")
+	return -1
+}
+
+// markUnrepresentable makes every failing required group's failures tests
+// the boundary cannot represent.
+func markUnrepresentable(e *Evidence) {
+	for p := range e.Phases {
+		for g := range e.Phases[p].Groups {
+			if gr := &e.Phases[p].Groups[g]; gr.Required && !gr.Success {
+				gr.Unrepresentable, gr.ExitCode = *gr.Failed, 1
+			}
+		}
+	}
+}
+
 // TestCheckerAgreesWithVerify: evalctl verify and the shipped Python
 // checker accept the same exports and reject the same tampered ones.
 func TestCheckerAgreesWithVerify(t *testing.T) {
@@ -305,6 +346,21 @@ func TestCheckerAgreesWithVerify(t *testing.T) {
 					e.Phases[p].ProtectedChangesCount, e.Phases[p].Solved = 0, true
 				}
 			})
+			resum(t, d)
+		}},
+		// A failed attempt whose failing tests the boundary could not
+		// represent: ungraded, not failed, by both checkers' rule; left
+		// scored as a failure, both reject it.
+		{name: "failures unrepresentable: ungraded", export: exportSeed, ok: true, tamper: func(t *testing.T, d string) {
+			rewriteRows(t, d, true, func(rows []Row) {
+				i := boundaryBlockable(t, rows)
+				markUnrepresentable(rows[i].Evidence)
+				rows[i].Status, rows[i].Functional, rows[i].Delivered = Ungraded, nil, nil
+			})
+			resum(t, d)
+		}},
+		{name: "failures unrepresentable, still scored as failed", export: exportSeed, tamper: func(t *testing.T, d string) {
+			rewriteRows(t, d, true, func(rows []Row) { markUnrepresentable(rows[boundaryBlockable(t, rows)].Evidence) })
 			resum(t, d)
 		}},
 		{name: "arm changed flag dropped", export: exportSeed, tamper: func(t *testing.T, d string) {

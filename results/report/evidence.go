@@ -47,6 +47,10 @@ type GroupEvidence struct {
 	ExitCode int    `json:"exit_code"`
 	TimedOut bool   `json:"timed_out"`
 	Success  bool   `json:"success"`
+	// Unrepresentable counts the failed tests the grading boundary could
+	// not represent (evalctl.GroupResult.UnrepresentableCount): a phase
+	// short of solved only by them leaves the attempt ungraded.
+	Unrepresentable int `json:"unrepresentable,omitempty"`
 }
 
 // TurnEvidence is one turn's hand-over.
@@ -80,7 +84,7 @@ func newEvidence(a *evalctl.Attempt, grades []*evalctl.Grade) *Evidence {
 			p.Graded, p.Solved = true, g.Solved
 			p.ProtectedChangesCount, p.MissingStarterFilesCount = g.ProtectedChangesCount, g.MissingStarterFilesCount
 			for _, gr := range g.Groups {
-				ge := GroupEvidence{Name: gr.Name, Required: gr.Required, Declared: gr.Declared, ExitCode: gr.ExitCode, TimedOut: gr.TimedOut, Success: gr.Success}
+				ge := GroupEvidence{Name: gr.Name, Required: gr.Required, Declared: gr.Declared, ExitCode: gr.ExitCode, TimedOut: gr.TimedOut, Success: gr.Success, Unrepresentable: gr.UnrepresentableCount}
 				if !gr.CountsUnknown {
 					passed, failed, total := gr.Passed, gr.Failed, gr.Total
 					ge.Passed, ge.Failed, ge.Total = &passed, &failed, &total
@@ -208,7 +212,7 @@ func checkEvidence(i int, r *Row) *Difference {
 		if want := phaseSolved(ph); want != ph.Solved {
 			return &Difference{AttemptsJSON, field(fmt.Sprintf("evidence.phases[%d].solved", p)), strconv.FormatBool(want), strconv.FormatBool(ph.Solved)}
 		}
-		grades[p] = &evalctl.Grade{Solved: ph.Solved}
+		grades[p] = phaseGrade(ph)
 	}
 	o, ungraded := evalctl.ScoreGraded(a, grades)
 	status, fun, del := Unscored, "null", "null"
@@ -291,3 +295,19 @@ func boolText(b *bool) string {
 //
 //go:embed check.py
 var checkerPy []byte
+
+// phaseGrade is what the scoring rule reads of a phase's evidence: its
+// verdict and what decides whether only the boundary kept it from solved
+// (evalctl.Grade.BlockedByBoundary).
+func phaseGrade(ph PhaseEvidence) *evalctl.Grade {
+	g := &evalctl.Grade{Solved: ph.Solved, ProtectedChangesCount: ph.ProtectedChangesCount, MissingStarterFilesCount: ph.MissingStarterFilesCount}
+	for _, ge := range ph.Groups {
+		gr := evalctl.GroupResult{Name: ge.Name, Required: ge.Required, Declared: ge.Declared, ExitCode: ge.ExitCode,
+			TimedOut: ge.TimedOut, Success: ge.Success, UnrepresentableCount: ge.Unrepresentable, CountsUnknown: ge.Total == nil}
+		if ge.Passed != nil && ge.Failed != nil && ge.Total != nil {
+			gr.Passed, gr.Failed, gr.Total = *ge.Passed, *ge.Failed, *ge.Total
+		}
+		g.Groups = append(g.Groups, gr)
+	}
+	return g
+}

@@ -81,6 +81,24 @@ class Refused(PermissionError):
     """The answer's side asked for something the tests did not hand it."""
 
 
+class Unrepresentable(BoundaryError):
+    """The tests handed the answer a construct the boundary cannot carry (a
+    module of theirs, a value nested too deeply). Run in one process the
+    call would work, so the test's failure says nothing of the answer:
+    the trusted side notes it (unrepresentable), and run_pytest.py marks
+    the failed test with it for the grade's own status."""
+
+
+# What the trusted side met and could not carry, in order, since the
+# running test started (run_pytest.py reads and clears it per test).
+unrepresentable = []
+
+
+def _cannot(what):
+    unrepresentable.append(what)
+    return Unrepresentable("evalctl: the boundary cannot represent %s" % what)
+
+
 def _check_name(s):
     if type(s) is not str or not s.isidentifier():
         return "Remote"
@@ -231,6 +249,8 @@ class Endpoint:
         through a capability (not what the tests passed), so it crosses
         only as data or as an object of the tests' that is safe to hand on."""
         if depth > 200:
+            if self.s.owner:
+                raise _cannot("a value nested deeper than 200 levels")
             raise BoundaryError("value nested too deeply to cross the boundary")
         t = type(v)
         # None, bools, ints and strs are bare JSON (exact in both
@@ -290,6 +310,9 @@ class Endpoint:
         use it (see _trusted_perform), and only it."""
         s = self.s
         if isinstance(v, _NEVER_SHARED):
+            if not derived:
+                # The tests themselves handed it over.
+                raise _cannot("a %s of the tests' side handed to the answer" % type(v).__name__)
             raise Refused("evalctl: a %s of the tests' side cannot cross the boundary" % type(v).__name__)
         if derived and not s.is_granted(v) and (_bound_to_ungranted(s, v) if isinstance(v, types.BuiltinFunctionType)
                                                 else isinstance(v, _PASSED_ONLY)):

@@ -23,6 +23,7 @@ it exits with status 6 and says "the tests could not be collected".
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import os
 import subprocess
 import sys
@@ -161,6 +162,41 @@ class _AnswerFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__path__ = []
 
 
+def _importing_checks_dir():
+    """The directory of the checks' file asking for the import being
+    resolved (a test module, or a helper of theirs), else None."""
+    f = sys._getframe(2)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith("<frozen") and "importlib" not in fn:
+            return os.path.dirname(fn) if fn.startswith("/checks/") else None
+        f = f.f_back
+    return None
+
+
+class _ChecksFinder(importlib.abc.MetaPathFinder):
+    """A module beside a test file (test_utils.py, a helper the tests
+    import) is part of the tests: it is loaded here, on the trusted side,
+    from the checks, and wins over an answer module of the same name.
+    pytest's importlib import mode puts no test directory on sys.path, so
+    without this the tests could not import it at all."""
+
+    def find_spec(self, name, path=None, target=None):
+        if path is not None or "." in name:
+            return None
+        d = _importing_checks_dir()
+        if d is None:
+            return None
+        mod = os.path.join(d, name + ".py")
+        if os.path.isfile(mod):
+            return importlib.util.spec_from_file_location(name, mod)
+        pkg = os.path.join(d, name)
+        if os.path.isfile(os.path.join(pkg, "__init__.py")):
+            return importlib.util.spec_from_file_location(name, os.path.join(pkg, "__init__.py"), submodule_search_locations=[pkg])
+        return None
+
+
+sys.meta_path.append(_ChecksFinder())
 sys.meta_path.append(_AnswerFinder())
 
 
@@ -298,9 +334,35 @@ def _exit(code):
     _os_exit(code)
 
 
+# The property a failed test carries when the boundary could not represent
+# what the tests handed the answer (boundary.unrepresentable): its value is
+# the grader's nonce (EVALCTL_NONCE, which no process of the answer's is
+# given) and what could not be carried, so only this process can write it.
+UNREPRESENTABLE = "evalctl_unrepresentable"
+_NONCE = os.environ.pop("EVALCTL_NONCE", "")
+
+
+class _Unrepresentable:
+    """Marks a failed test during which the boundary met a construct of
+    the tests' it cannot carry (a failure that says nothing of the answer)."""
+
+    def pytest_runtest_logstart(self, nodeid, location):
+        del boundary.unrepresentable[:]
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        rep = outcome.get_result()
+        if _NONCE and rep.failed and boundary.unrepresentable and not getattr(item, "_ev_unrepresentable", False):
+            item._ev_unrepresentable = True
+            what = "; ".join(sorted(set(boundary.unrepresentable)))
+            item.user_properties.append((UNREPRESENTABLE, _NONCE + " " + what))
+            rep.user_properties = list(item.user_properties)
+
+
 _before = _machinery()
 _guard = _Guard()
-_code = pytest.main(sys.argv[1:], plugins=[_guard])
+_code = pytest.main(sys.argv[1:], plugins=[_guard, _Unrepresentable()])
 _after = _machinery()
 _changed = sorted(k for k in _before if _after.get(k) is not _before[k])
 if _changed:
