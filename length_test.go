@@ -22,8 +22,7 @@ const maxFuncLines = 80
 // may only shrink. A function split below the limit must leave it (the
 // test fails while it is listed), and nothing new may join it.
 var stillLong = map[string]int{
-	"orchestrator/attempt.go:runner.runAttempt":    127,
-	"tasks/importer/exercism.go:Exercism.exercise": 114,
+	"orchestrator/attempt.go:runner.runAttempt": 127,
 }
 
 // longFunc is a function over maxFuncLines: its key in stillLong

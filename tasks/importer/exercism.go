@@ -85,37 +85,13 @@ func (a Exercism) Exercises(src string) ([]*Exercise, error) {
 }
 
 func (Exercism) exercise(dir string) (*Exercise, error) {
-	cfgFile := filepath.Join(dir, ".meta", "config.json")
-	data, err := os.ReadFile(cfgFile)
+	cfg, fe, err := exercismConfigOf(dir)
 	if err != nil {
-		return nil, fmt.Errorf("exercism: %w", err)
+		return nil, err
 	}
-	var cfg exercismConfig
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		return nil, fmt.Errorf("exercism: %s: %w", cfgFile, err)
-	}
-	fe := func(field, msg string) error { return fmt.Errorf("exercism: %s: field %s: %s", cfgFile, field, msg) }
-	if len(cfg.Files.Example) == 0 {
-		cfg.Files.Example = cfg.Files.Exemplar // a concept exercise's reference
-	}
-	switch {
-	case len(cfg.Files.Solution) == 0:
-		return nil, fe("files.solution", "lists no file")
-	case len(cfg.Files.Test) == 0:
-		return nil, fe("files.test", "lists no file")
-	case len(cfg.Files.Example) == 0:
-		return nil, fe("files.example", "lists no file")
-	}
-	track := ""
-	for _, f := range cfg.Files.Solution {
-		t, ok := map[string]string{".py": "python", ".js": "javascript", ".ts": "typescript"}[path.Ext(f)]
-		if !ok {
-			return nil, fe("files.solution", fmt.Sprintf("%s: no track of extension %q is supported (Python .py, JavaScript .js, TypeScript .ts)", f, path.Ext(f)))
-		}
-		if track != "" && t != track {
-			return nil, fe("files.solution", fmt.Sprintf("mixes %s and %s files", track, t))
-		}
-		track = t
+	track, err := solutionTrack(cfg, fe)
+	if err != nil {
+		return nil, err
 	}
 	name := filepath.Base(dir)
 	ex := &Exercise{
@@ -174,6 +150,65 @@ func (Exercism) exercise(dir string) (*Exercise, error) {
 			return nil, err
 		}
 	}
+	if ex.Instructions, err = instructions(dir, track); err != nil {
+		return nil, err
+	}
+	ex.Summary = oneLine(cfg.Blurb)
+	if ex.Summary == "" {
+		ex.Summary = "Solve the Exercism exercise " + name + "."
+	}
+	return ex, nil
+}
+
+// exercismConfigOf reads an exercise's .meta/config.json and checks it
+// names solution, test and example files; fe words an error about one of
+// its fields.
+func exercismConfigOf(dir string) (exercismConfig, func(field, msg string) error, error) {
+	var cfg exercismConfig
+	cfgFile := filepath.Join(dir, ".meta", "config.json")
+	fe := func(field, msg string) error { return fmt.Errorf("exercism: %s: field %s: %s", cfgFile, field, msg) }
+	data, err := os.ReadFile(cfgFile)
+	if err != nil {
+		return cfg, fe, fmt.Errorf("exercism: %w", err)
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return cfg, fe, fmt.Errorf("exercism: %s: %w", cfgFile, err)
+	}
+	if len(cfg.Files.Example) == 0 {
+		cfg.Files.Example = cfg.Files.Exemplar // a concept exercise's reference
+	}
+	switch {
+	case len(cfg.Files.Solution) == 0:
+		return cfg, fe, fe("files.solution", "lists no file")
+	case len(cfg.Files.Test) == 0:
+		return cfg, fe, fe("files.test", "lists no file")
+	case len(cfg.Files.Example) == 0:
+		return cfg, fe, fe("files.example", "lists no file")
+	}
+	return cfg, fe, nil
+}
+
+// solutionTrack is the track of the solution's files, by extension: one
+// of python, javascript, typescript, the same for every file.
+func solutionTrack(cfg exercismConfig, fe func(field, msg string) error) (string, error) {
+	track := ""
+	for _, f := range cfg.Files.Solution {
+		t, ok := map[string]string{".py": "python", ".js": "javascript", ".ts": "typescript"}[path.Ext(f)]
+		if !ok {
+			return "", fe("files.solution", fmt.Sprintf("%s: no track of extension %q is supported (Python .py, JavaScript .js, TypeScript .ts)", f, path.Ext(f)))
+		}
+		if track != "" && t != track {
+			return "", fe("files.solution", fmt.Sprintf("mixes %s and %s files", track, t))
+		}
+		track = t
+	}
+	return track, nil
+}
+
+// instructions joins the exercise's .docs (introduction, instructions,
+// their appendix); JavaScript and TypeScript ones also name the image's
+// toolchain, since no npm package is available.
+func instructions(dir, track string) (string, error) {
 	var parts []string
 	for _, doc := range []string{"introduction.md", "instructions.md", "instructions.append.md"} {
 		b, err := os.ReadFile(filepath.Join(dir, ".docs", doc))
@@ -181,22 +216,17 @@ func (Exercism) exercise(dir string) (*Exercise, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("exercism: %w", err)
+			return "", fmt.Errorf("exercism: %w", err)
 		}
 		parts = append(parts, strings.TrimSpace(string(b)))
 	}
 	if len(parts) == 0 {
-		return nil, fmt.Errorf("exercism: %s: no .docs/instructions.md", dir)
+		return "", fmt.Errorf("exercism: %s: no .docs/instructions.md", dir)
 	}
 	if track != "python" {
 		parts = append(parts, "(The tests run under Node "+nodeVersion+" with the TypeScript "+tscVersion+" compiler; no npm package is available.)")
 	}
-	ex.Instructions = strings.Join(parts, "\n\n")
-	ex.Summary = oneLine(cfg.Blurb)
-	if ex.Summary == "" {
-		ex.Summary = "Solve the Exercism exercise " + name + "."
-	}
-	return ex, nil
+	return strings.Join(parts, "\n\n"), nil
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
