@@ -71,6 +71,9 @@ type Report struct {
 	// LongContext is, per arm, what long-context attempts sent and got
 	// (absent without such attempts).
 	LongContext []LongContextArm `json:"long_context,omitempty"`
+	// AgentMatrix is the model x agent table (absent unless the arms
+	// cross models and agents, one of them an agent command).
+	AgentMatrix *AgentMatrix `json:"agent_matrix,omitempty"`
 }
 
 // Rate is k successes of n scored attempts with its Wilson 95% interval.
