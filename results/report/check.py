@@ -202,6 +202,7 @@ ROW = {
     "max_sequence_tokens": "?i", "draft_tokens": "?i", "draft_accepted": "?i", "timings_source": "?s",
     "tokens_source~": "s", "server_generated_tokens~": "i", "server_generated_tokens_within~": "i", "counter_check~": "s", "overlapped_attempts": "?i",
     "input_strategy~": "s", "input_tokens~": "i", "evidence": "?evidence", "replica^": "s",
+    "agent_reported_tokens~": "i",
 }
 TIMELINE = {"sessions": ["t"], "rests": [{"from": "t", "to": "t"}]}
 PROTOCOL = {"schema": "s", "evalctl_version": "s", "options": {"suite": "s", "baseline": "s", "allow_mixed": "b"},
@@ -1279,6 +1280,101 @@ def counter_notes(rows):
     return out
 
 
+def agent_claim_sums(rows):
+    """Per arm: the agents' claimed tokens and the server's counts over the
+    attempts with an outcome that have both."""
+    by = {}
+    for r in rows:
+        if r["status"] == "unscored" or r.get("agent_reported_tokens") is None or r["native_output_tokens"] is None:
+            continue
+        s = by.setdefault(r["arm"], {"n": 0, "claim": 0, "counted": 0})
+        s["n"] += 1
+        s["claim"] += r["agent_reported_tokens"]
+        s["counted"] += r["native_output_tokens"]
+    return by
+
+
+def claim_divergence(s):
+    if s["counted"] <= 0:
+        return None
+    return 100 * float(s["claim"] - s["counted"]) / float(s["counted"])
+
+
+def agent_notes(rows):
+    by = agent_claim_sums(rows)
+    out = []
+    for a in sorted(by, key=lambda x: x.encode()):
+        s = by[a]
+        d = claim_divergence(s)
+        div = "n/a: the server counted none" if d is None else "%+.1f%%" % d
+        out.append("agent-reported usage, arm %s: the agent claimed %d generated tokens, the server counted %d (divergence %s) over %d attempt(s); every figure of the report is the server's" % (a, s["claim"], s["counted"], div, s["n"]))
+    return out
+
+
+def setup_of(arm):
+    """An arm's model, endpoint and agent, as the model x agent table reads them."""
+    ep = arm.get("endpoint") or {}
+    s = {"arm": arm.get("name", ""), "model": ep.get("model", ""), "endpoint": ep.get("base_url", ""), "agent": "built-in", "command": False}
+    if arm.get("profile"):
+        s["endpoint"] = "profile " + arm["profile"].rstrip("/").split("/")[-1]
+    elif ep.get("replicas"):
+        s["endpoint"] = "pool of %d replicas" % len(ep["replicas"])
+    ag = arm.get("agent")
+    if ag and ag.get("command"):
+        s["agent"], s["command"] = ag["command"][0], True
+        if ag.get("image"):
+            s["agent"] += " in " + ag["image"]
+    return s
+
+
+def agent_matrix(arms, setups, rows):
+    """The model x agent table: rows model and endpoint, columns agent."""
+    by = {}
+    for s in setups:
+        by.setdefault(s["arm"], s)
+    chosen, count, command = [], {}, False
+    for a in arms:
+        s = by.get(a["arm"])
+        if s is None:
+            continue
+        chosen.append(s)
+        k = (s["model"], s["endpoint"], s["agent"])
+        count[k] = count.get(k, 0) + 1
+        command = command or s["command"]
+    agents, places, col, cells = [], [], {}, {}
+    for s in chosen:
+        agent = s["agent"]
+        if count[(s["model"], s["endpoint"], s["agent"])] > 1:
+            agent += " [" + s["arm"] + "]"
+        if agent not in col:
+            col[agent] = len(agents)
+            agents.append(agent)
+        p = (s["model"], s["endpoint"])
+        if p not in cells:
+            places.append(p)
+            cells[p] = {}
+        cells[p][agent] = s["arm"]
+    if not command or len(agents) < 2 or len(places) < 2:
+        return None
+    claims = agent_claim_sums(rows)
+    by_arm = {a["arm"]: a for a in arms}
+    out = {"agents": agents, "rows": []}
+    for p in places:
+        line = [None] * len(agents)
+        for agent, arm in cells[p].items():
+            a = by_arm[arm]
+            c = {"arm": arm, "functional": a["functional"], "scored": a["scored"], "decode_tps": a["decode_tps"],
+                 "measured": a["measured"], "agent_claimed_tokens": None, "server_counted_tokens": None,
+                 "claim_attempts": 0, "divergence_percent": None}
+            s = claims.get(arm)
+            if s is not None:
+                c["agent_claimed_tokens"], c["server_counted_tokens"], c["claim_attempts"] = s["claim"], s["counted"], s["n"]
+                c["divergence_percent"] = claim_divergence(s)
+            line[col[agent]] = c
+        out["rows"].append({"model": p[0], "endpoint": p[1], "cells": line})
+    return out
+
+
 def timing_notes(arms):
     out = []
     for a in arms:
@@ -1342,7 +1438,7 @@ def validate(rows):
             raise Fail()
 
 
-def rebuild(runs, timelines, rows, opts, sweeps):
+def rebuild(runs, timelines, rows, opts, sweeps, setups):
     validate(rows)
     by_run = {}
     for r in rows:
@@ -1418,6 +1514,9 @@ def rebuild(runs, timelines, rows, opts, sweeps):
     lc = long_context(arms, by_arm)
     if lc:
         rep["long_context"] = lc
+    am = agent_matrix(rep["arms"], setups, rows)
+    if am is not None:
+        rep["agent_matrix"] = am
     for a in rep["arms"]:
         reps, notes = replica_speeds(a["arm"], by_arm[a["arm"]], cases)
         if reps is not None:
@@ -1426,7 +1525,7 @@ def rebuild(runs, timelines, rows, opts, sweeps):
     for ri in runs:
         if ri["progress"]["state"] != "complete":
             rep["notes"].append("run %s: %s" % (ri["id"], ri["progress"]["words"]))
-    rep["notes"] += count_notes(rows) + counter_notes(rows) + timing_notes(rep["arms"])
+    rep["notes"] += count_notes(rows) + counter_notes(rows) + agent_notes(rows) + timing_notes(rep["arms"])
     for a in rep["arms"]:
         if a["overlapped"]:
             rep["notes"].append("WARNING: arm %s: %d of %d measured attempts overlapped another attempt on the same device; their decode and task seconds may be contaminated, and so are the arm's speed figures" % (a["arm"], a["overlapped"], a["measured"]))
@@ -1547,7 +1646,7 @@ def check_protocol(proto):
     if proto["schema"] != PROTOCOL_SCHEMA:
         fail("protocol.json", "schema", PROTOCOL_SCHEMA, proto["schema"])
         raise Fail()
-    runs, timelines, sweeps = [], {}, []
+    runs, timelines, sweeps, setups = [], {}, [], []
     for i, pr in enumerate(proto["runs"]):
         at = "runs[%d]." % i
         try:
@@ -1574,9 +1673,10 @@ def check_protocol(proto):
         if pr["timeline"] is not None:
             timelines[run.get("id")] = pr["timeline"]
         sweeps += plan.get("sweeps") or []
+        setups += [setup_of(a) for a in plan.get("arms") or []]
     if failures:
         raise Fail()
-    return runs, timelines, sweeps
+    return runs, timelines, sweeps, setups
 
 
 def check(d):
@@ -1603,11 +1703,11 @@ def check(d):
         fail("attempts.csv", "(document)", "valid CSV", str(e))
     if failures:
         raise Fail()
-    runs, timelines, sweeps = check_protocol(proto)
+    runs, timelines, sweeps, setups = check_protocol(proto)
     if not isinstance(agg, dict) or not same(agg.get("options"), proto["options"]):
         fail("aggregates.json", "options", proto["options"], agg.get("options") if isinstance(agg, dict) else agg)
         raise Fail()
-    rep = rebuild(runs, timelines, rows, proto["options"], sweeps)
+    rep = rebuild(runs, timelines, rows, proto["options"], sweeps, setups)
     legend = agg.get("legend")
     if isinstance(legend, list) and all(isinstance(e, dict) and set(e) == {"term", "meaning"} and
                                         isinstance(e["term"], str) and isinstance(e["meaning"], str) for e in legend):
