@@ -190,8 +190,10 @@ EVIDENCE = {"arm_unchanged": "?b", "phases": [{
     "groups": [{"name": "s", "required": "b", "passed": "?i", "failed": "?i", "total": "?i", "declared": "i",
                 "exit_code": "i", "timed_out": "b", "success": "b"}], "solved": "b"}],
     "turns": [{"phase": "i", "termination": "s", "agent_finished": "b", "final_text": "b",
-               "last_test": "?check", "last_typecheck": "?check"}]}
+               "last_test": "?check", "last_typecheck": "?check"}],
+    "agent~": "agent"}
 CHECK = {"exit_code": "i", "passed": "b"}
+AGENT = {"config_unchanged": "?b"}
 ROW = {
     "run_id": "s", "attempt_id": "s", "slot": "i", "arm": "s", "arm_hash": "s", "case": "s", "language": "s",
     "repeat": "s", "seed": "i", "state": "s", "phase": "?s", "device": "s", "started_at": "?t",
@@ -208,7 +210,7 @@ TIMELINE = {"sessions": ["t"], "rests": [{"from": "t", "to": "t"}]}
 PROTOCOL = {"schema": "s", "evalctl_version": "s", "options": {"suite": "s", "baseline": "s", "allow_mixed": "b"},
             "runs": [{"run_id": "s", "run_file": "s", "run_file_sha256": "s", "plan_file": "s",
                       "plan_file_sha256": "s", "plan_matches_run": "b", "runner": "s", "timeline": "?timeline"}]}
-NAMED = {"evidence": EVIDENCE, "check": CHECK, "timeline": TIMELINE}
+NAMED = {"evidence": EVIDENCE, "check": CHECK, "timeline": TIMELINE, "agent": AGENT}
 INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
@@ -402,9 +404,12 @@ def check_row(i, r):
     n = r["expected_turns"]
     if not graded or not e["phases"] or len(e["phases"]) != len(e["turns"]):
         return "ungraded", None, None
-    if e["arm_unchanged"] is None:
+    # An agent command's configuration counts as part of the arm.
+    agent = e.get("agent")
+    if e["arm_unchanged"] is None or agent is not None and agent["config_unchanged"] is None:
         return "unscored", None, None
-    functional = len(solved) == n and all(solved) and solved[-1] and e["arm_unchanged"]
+    arm_ok = e["arm_unchanged"] and (agent is None or agent["config_unchanged"])
+    functional = len(solved) == n and all(solved) and solved[-1] and arm_ok
     delivered = functional and len(e["turns"]) == n
     for t in e["turns"]:
         ok = (t["termination"] == "completed" and t["agent_finished"] and t["final_text"]

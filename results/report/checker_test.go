@@ -100,8 +100,13 @@ func agentExport(t *testing.T) string {
 		a := &spec.Attempts[i]
 		if strings.HasSuffix(a.Arm, "standin") {
 			claim := a.Tokens - int64(i%3)*7
-			unchanged := true
+			// One agent changed its configuration (not functional), one
+			// left it unknown (not scored).
+			unchanged := i != 9
 			a.Agent = &evalctl.AgentRecord{ConfigUnchanged: &unchanged, Phases: []evalctl.AgentPhase{{Phase: 1, ReportedCompletionTokens: &claim}}}
+			if i == 13 {
+				a.Agent.ConfigUnchanged = nil
+			}
 		}
 	}
 	src := filepath.Join(t.TempDir(), "run")
@@ -243,6 +248,10 @@ func TestCheckerAgreesWithVerify(t *testing.T) {
 		{name: "rich export", export: richExport, ok: true},
 		{name: "sweep export", export: sweepExport, ok: true},
 		{name: "agent export", export: agentExport, ok: true},
+		{name: "agent configuration flag edited", export: agentExport, tamper: func(t *testing.T, d string) {
+			edit(t, d, AttemptsJSON, `"config_unchanged": false`, `"config_unchanged": true`)
+			resum(t, d)
+		}},
 		{name: "agent matrix claim edited", export: agentExport, tamper: func(t *testing.T, d string) {
 			edit(t, d, AggregatesJSON, `"claim_attempts": 0`, `"claim_attempts": 3`)
 			resum(t, d)
