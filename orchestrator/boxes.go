@@ -185,7 +185,7 @@ func (b *boxes) take(ctx context.Context, attempt, near, image string, class san
 	b.waiting[image]--
 	for i := len(b.spares) - 1; i >= 0; i-- {
 		e := b.spares[i]
-		if want != "" && e.c.EngineName() != want || e.image != image {
+		if e.image != image || (want != "" && e.c.EngineName() != want) {
 			continue
 		}
 		b.spares = append(b.spares[:i], b.spares[i+1:]...)
