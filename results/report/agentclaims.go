@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/evalctl/evalctl"
 )
@@ -82,4 +83,36 @@ func agentNotes(rows []Row) []string {
 		out = append(out, fmt.Sprintf("agent-reported usage, arm %s: the agent claimed %d generated tokens, the server counted %d (divergence %s) over %d attempt(s); every figure of the report is the server's", a, s.claim, s.counted, div, s.n))
 	}
 	return out
+}
+
+// addAgentUsage gives each arm whose agent reported its usage the sums.
+func addAgentUsage(rep *Report, rows []Row) {
+	by := agentClaimSums(rows)
+	for i := range rep.Arms {
+		if s := by[rep.Arms[i].Arm]; s != nil {
+			rep.Arms[i].AgentUsage = &AgentUsage{Attempts: s.n, AgentClaimedTokens: s.claim, ServerCountedTokens: s.counted, DivergencePercent: s.divergence()}
+		}
+	}
+}
+
+// agentUsageTables is the per-arm table of agents' claims of the text
+// formats (none when no agent reported).
+func agentUsageTables(r *Report) []table {
+	t := table{Title: "Agent-reported usage (the agent's own claim beside the server's count; every other figure is the server's)",
+		Header: []string{"arm", "attempts", "agent claimed", "server counted", "divergence"}}
+	for _, a := range r.Arms {
+		u := a.AgentUsage
+		if u == nil {
+			continue
+		}
+		div := dash
+		if u.DivergencePercent != nil {
+			div = fmt.Sprintf("%+.1f%%", *u.DivergencePercent)
+		}
+		t.Rows = append(t.Rows, []string{a.Arm, strconv.Itoa(u.Attempts), strconv.FormatInt(u.AgentClaimedTokens, 10), strconv.FormatInt(u.ServerCountedTokens, 10), div})
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return []table{t}
 }

@@ -59,6 +59,13 @@ func TestAgentMatrix(t *testing.T) {
 	if c := m.Rows[0].Cells[0]; c.Arm != "q7-loop" || c.Functional.Count != 1 || c.ClaimAttempts != 0 || c.AgentClaimedTokens != nil || c.DivergencePercent != nil {
 		t.Errorf("q7-loop cell %+v", c)
 	}
+	// The per-arm claims, in every report whether or not it crosses.
+	if u := rep.Arm("q14-standin").AgentUsage; u == nil || u.Attempts != 2 || u.AgentClaimedTokens != 1350 || u.ServerCountedTokens != 1400 || *u.DivergencePercent != 100*float64(-50)/1400 {
+		t.Errorf("q14-standin agent usage %+v", u)
+	}
+	if u := rep.Arm("q7-loop").AgentUsage; u != nil {
+		t.Errorf("the built-in loop has agent usage %+v", u)
+	}
 	for _, f := range []string{FormatTable, FormatMarkdown} {
 		var buf bytes.Buffer
 		if err := Write(&buf, rep, f); err != nil {

@@ -1519,6 +1519,12 @@ def rebuild(runs, timelines, rows, opts, sweeps, setups):
     lc = long_context(arms, by_arm)
     if lc:
         rep["long_context"] = lc
+    claims = agent_claim_sums(rows)
+    for a in rep["arms"]:
+        s = claims.get(a["arm"])
+        if s is not None:
+            a["agent_usage"] = {"attempts": s["n"], "agent_claimed_tokens": s["claim"], "server_counted_tokens": s["counted"],
+                                "divergence_percent": claim_divergence(s)}
     am = agent_matrix(rep["arms"], setups, rows)
     if am is not None:
         rep["agent_matrix"] = am
