@@ -97,9 +97,9 @@ type testKnobs struct {
 	StartOnSlot bool
 }
 
-// Sandboxes start containers, remove a run's leftovers and build the
-// image; *sandbox.Engine (one engine) and *sandbox.Hosts (a pool) satisfy
-// it.
+// Sandboxes start containers, remove a run's leftovers, build the image
+// and look up agent images (ImageID); *sandbox.Engine (one engine) and
+// *sandbox.Hosts (a pool) satisfy it.
 type Sandboxes interface {
 	Start(ctx context.Context, spec sandbox.Spec) (*sandbox.Container, error)
 	Prune(ctx context.Context, labels map[string]string) ([]string, error)
