@@ -56,6 +56,12 @@ type AgentCommand struct {
 	// its output (none, or standin: a line 'usage: prompt_tokens=N
 	// completion_tokens=M').
 	Usage string `json:"usage" yaml:"usage" enum:"none,standin" default:"none"`
+	// Image is an image derived from the sandbox image that holds the
+	// agent CLI (built with 'evalctl image build --agent DOCKERFILE --tag
+	// NAME'); the agent container runs it instead of the sandbox image.
+	// It must exist on the sandbox engine when the run starts, and its
+	// image ID (not the name) is part of the arm's identity.
+	Image string `json:"image,omitempty" yaml:"image"`
 }
 
 // AgentVars are what an agent command's templates may use.
@@ -76,6 +82,9 @@ type AgentVars struct {
 func (c *AgentCommand) Validate() error {
 	if len(c.Command) == 0 || strings.TrimSpace(c.Command[0]) == "" {
 		return errors.New("command: is required: the agent program and its arguments, e.g. [standin-agent, --prompt, '{{.Prompt}}']")
+	}
+	if c.Image != "" && (strings.TrimSpace(c.Image) != c.Image || strings.ContainsAny(c.Image, " \t\n")) {
+		return fmt.Errorf("image: %q is not an image name: give the NAME passed to 'evalctl image build --agent DOCKERFILE --tag NAME', e.g. evalctl-agent-opencode", c.Image)
 	}
 	switch c.Prompt {
 	case PromptArgument, PromptFile, PromptStdin:
@@ -163,6 +172,10 @@ type AgentRecord struct {
 	// arm's hash): a change between attempts of one arm stops the run.
 	BinarySHA256 string `json:"binary_sha256"`
 	Version      string `json:"version"`
+	// ImageID is the ID of the image the agent container ran: the arm's
+	// agent.image as resolved when the run (or its resumption) started,
+	// or the sandbox image's. A tag moved to another build shows here.
+	ImageID string `json:"image_id,omitempty"`
 	// ConfigSHA256 is each declared configuration file's SHA-256 as
 	// written before the start.
 	ConfigSHA256 map[string]string `json:"config_sha256"`

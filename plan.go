@@ -47,6 +47,19 @@ type Plan struct {
 	// Stop is the opt-in sequential stop rule (nil: the run runs every
 	// slot). It is part of plan.json, so of the plan hash.
 	Stop *StopRule `json:"stop,omitempty"`
+	// AgentImageAt says, per arm name, where the arm's agent.image was
+	// written: its existence is checked against the engine only when the
+	// run starts, and that error names the file and line as a plan
+	// mistake does. Not part of plan.json.
+	AgentImageAt map[string]FieldAt `json:"-"`
+}
+
+// FieldAt is where a field of a plan was written: the file, the line (0
+// when unknown) and the field path in that file.
+type FieldAt struct {
+	File  string
+	Line  int
+	Field string
 }
 
 // StopMethod names the interval a stop rule reads: an anytime-valid

@@ -337,6 +337,12 @@ func (r *runner) agentFor(ctx context.Context, arm *Arm, a *evalctl.Attempt, cli
 	if err != nil {
 		return nil, nil, err
 	}
+	// The container was started from this ID (boxes' specFor), never
+	// from a tag looked up again.
+	c.rec.ImageID = r.image.ID
+	if id := r.agentImageKey(arm); id != "" {
+		c.rec.ImageID = id
+	}
 	if err := r.agentIdentity(arm, c.rec); err != nil {
 		c.close()
 		return nil, nil, err
@@ -349,7 +355,7 @@ func (r *runner) agentFor(ctx context.Context, arm *Arm, a *evalctl.Attempt, cli
 func (r *runner) agentIdentity(arm *Arm, rec *evalctl.AgentRecord) error {
 	r.agentMu.Lock()
 	defer r.agentMu.Unlock()
-	id := rec.BinarySHA256 + " " + rec.Version
+	id := rec.BinarySHA256 + " " + rec.Version + " in " + rec.ImageID
 	if r.agentIDs == nil {
 		r.agentIDs = map[string]string{}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 
 	"github.com/evalctl/evalctl/grader"
@@ -108,6 +109,7 @@ const (
 // boxEntry is one agent container and where it is in its life.
 type boxEntry struct {
 	c     agentBox
+	image string // "": the spec's image (see boxes.images)
 	state boxState
 	yield bool // asked to give its place back while starting or being filled
 }
@@ -119,6 +121,8 @@ type boxEntry struct {
 // removed in the background, so neither adds to the cohort's wall time.
 // A container started ahead is identical to one started on demand (same
 // image, limits and run label) except that it carries no attempt label.
+// An arm with its own agent image (agent.image) has its own spares: a
+// container is only ever taken by an attempt of its image.
 //
 // Containers started ahead of need (spares, and an attempt's start work
 // before its device is free) take places as sandbox.ClassAhead: only
@@ -130,9 +134,11 @@ type boxes struct {
 	engine boxStarter
 	spec   sandbox.Spec
 
-	mu       sync.Mutex
-	waiting  int // attempts that have not taken a container yet
-	starting int // spares being started
+	mu sync.Mutex
+	// waiting are the attempts that have not taken a container yet and
+	// starting the spares being started, per image ("": the spec's).
+	waiting  map[string]int
+	starting map[string]int
 	spares   []*boxEntry
 	closed   bool
 	// bgMu orders background work against close: once bgClosing is set,
@@ -144,23 +150,42 @@ type boxes struct {
 }
 
 func newBoxes(ctx context.Context, engine boxStarter, spec sandbox.Spec, waiting int) *boxes {
-	return &boxes{ctx: ctx, engine: engine, spec: spec, waiting: waiting}
+	return &boxes{ctx: ctx, engine: engine, spec: spec, waiting: map[string]int{"": waiting}, starting: map[string]int{}}
+}
+
+// expect moves n of the waiting attempts to image (an agent image's ID):
+// they take containers of that image only.
+func (b *boxes) expect(image string, n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.waiting[""] -= n
+	b.waiting[image] += n
+}
+
+// specFor is the spec of a container of image ("": the spec's own).
+func (b *boxes) specFor(image string) sandbox.Spec {
+	spec := b.spec
+	if image != "" {
+		spec.Image = image
+	}
+	return spec
 }
 
 // take returns a container for the attempt: a spare if there is one,
 // otherwise a new one with a place of class (ClassAhead: start work ahead
 // of the device, promote closed once the attempt holds it; ClassAttempt:
 // the attempt holds its device). near is the
-// attempt's device, which a pool of engines places the container near.
-func (b *boxes) take(ctx context.Context, attempt, near string, class sandbox.Class, promote <-chan struct{}) (*boxEntry, error) {
+// attempt's device, which a pool of engines places the container near;
+// image is the arm's agent image ("": the spec's).
+func (b *boxes) take(ctx context.Context, attempt, near, image string, class sandbox.Class, promote <-chan struct{}) (*boxEntry, error) {
 	// On a pool, a spare is taken only from the engine the attempt's
 	// device prefers (when one does).
 	want := b.engine.EngineFor(near)
 	b.mu.Lock()
-	b.waiting--
+	b.waiting[image]--
 	for i := len(b.spares) - 1; i >= 0; i-- {
 		e := b.spares[i]
-		if want != "" && e.c.EngineName() != want {
+		if e.image != image || (want != "" && e.c.EngineName() != want) {
 			continue
 		}
 		b.spares = append(b.spares[:i], b.spares[i+1:]...)
@@ -169,8 +194,8 @@ func (b *boxes) take(ctx context.Context, attempt, near string, class sandbox.Cl
 		return e, nil
 	}
 	b.mu.Unlock()
-	e := &boxEntry{state: boxStarting}
-	spec := b.spec
+	e := &boxEntry{state: boxStarting, image: image}
+	spec := b.specFor(image)
 	spec.Attempt, spec.Near, spec.Class = attempt, near, class
 	if class == sandbox.ClassAhead {
 		spec.Yield = func() bool { return b.yield(e) }
@@ -196,8 +221,8 @@ func (b *boxes) take(ctx context.Context, attempt, near string, class sandbox.Cl
 // prepareBox takes a container for the attempt and fills it (the starter
 // workspace); errYielded when its place went to a higher class meanwhile.
 // On any error no container is left held.
-func (b *boxes) prepareBox(ctx context.Context, attempt, near string, class sandbox.Class, promote <-chan struct{}, fill func(agentBox) error) (*boxEntry, error) {
-	e, err := b.take(ctx, attempt, near, class, promote)
+func (b *boxes) prepareBox(ctx context.Context, attempt, near, image string, class sandbox.Class, promote <-chan struct{}, fill func(agentBox) error) (*boxEntry, error) {
+	e, err := b.take(ctx, attempt, near, image, class, promote)
 	if errors.Is(err, errYielded) {
 		return nil, err
 	}
@@ -310,31 +335,62 @@ func (b *boxes) near(c agentBox, device string) bool {
 
 // release removes a used (or unused) container in the background and
 // starts a spare if an attempt is still waiting for one (near the device
-// the last one ran on, likely the next attempt's).
+// the last one ran on, likely the next attempt's), of the released one's
+// image while attempts of it wait, else of an image attempts wait for.
 func (b *boxes) release(e *boxEntry, near string) {
 	b.mu.Lock()
 	b.goneLocked(e)
-	if b.closed || b.ctx.Err() != nil || b.waiting <= len(b.spares)+b.starting {
+	image, ok := b.spareNeededLocked(e.image)
+	if b.closed || b.ctx.Err() != nil || !ok {
 		b.mu.Unlock()
 		return
 	}
-	b.starting++
+	b.starting[image]++
 	b.mu.Unlock()
-	b.background(func() { b.startSpare(near) })
+	b.background(func() { b.startSpare(near, image) })
+}
+
+// spareNeededLocked is the image a spare would be started for: prefer if
+// more of its attempts wait than spares are kept or started for it, else
+// the first such image in name order; ok is false when none is.
+func (b *boxes) spareNeededLocked(prefer string) (string, bool) {
+	needs := func(image string) bool {
+		have := b.starting[image]
+		for _, s := range b.spares {
+			if s.image == image {
+				have++
+			}
+		}
+		return b.waiting[image] > have
+	}
+	if needs(prefer) {
+		return prefer, true
+	}
+	images := make([]string, 0, len(b.waiting))
+	for image := range b.waiting {
+		images = append(images, image)
+	}
+	sort.Strings(images)
+	for _, image := range images {
+		if needs(image) {
+			return image, true
+		}
+	}
+	return "", false
 }
 
 // startSpare starts a container ahead of need, only into a free place
 // nobody waits for; it is kept for the next attempt, or removed when the
 // run ends, it was asked for its place, or someone waits for a place.
-func (b *boxes) startSpare(near string) {
-	s := &boxEntry{state: boxStarting}
-	spec := b.spec
+func (b *boxes) startSpare(near, image string) {
+	s := &boxEntry{state: boxStarting, image: image}
+	spec := b.specFor(image)
 	spec.Near, spec.Class = near, sandbox.ClassAhead
 	spec.Yield = func() bool { return b.yield(s) }
 	c, ok, _ := b.engine.StartIfFree(b.ctx, spec)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.starting--
+	b.starting[image]--
 	if !ok {
 		return // the attempt that needs one starts it and reports an error
 	}

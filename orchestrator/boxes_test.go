@@ -24,7 +24,7 @@ func TestBoxesStartTheNextAhead(t *testing.T) {
 	b := newBoxes(ctx, engineBoxes{eng}, sandbox.Spec{Image: img.Ref, Role: sandbox.RoleAgent, Run: run}, 2)
 	defer b.close()
 
-	first, err := b.take(ctx, "attempt-1", "", sandbox.ClassAhead, nil)
+	first, err := b.take(ctx, "attempt-1", "", "", sandbox.ClassAhead, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestBoxesStartTheNextAhead(t *testing.T) {
 	}) {
 		t.Fatalf("no container started ahead, or the used one not removed: containers %v", ids)
 	}
-	second, err := b.take(ctx, "attempt-2", "", sandbox.ClassAhead, nil)
+	second, err := b.take(ctx, "attempt-2", "", "", sandbox.ClassAhead, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestBoxesStartTheNextAhead(t *testing.T) {
 	}
 	b.release(second, "")
 	b.mu.Lock()
-	starting := b.starting
+	starting := b.starting[""]
 	b.mu.Unlock()
 	if starting != 0 {
 		t.Errorf("a container was started ahead with no attempt waiting")

@@ -54,6 +54,9 @@ func (r Request) Do(ctx context.Context, c evalctl.Console) error {
 	}
 	if r.Check {
 		WriteWarnings(c.Stdout, warnings)
+		if err := checkAgentImages(ctx, plan, c.Stdout); err != nil {
+			return PlanUsage(err)
+		}
 		_, err := Check(ctx, plan, suite, c.Stdout)
 		return err
 	}

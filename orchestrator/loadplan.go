@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/internal/yamlcheck"
 	"github.com/evalctl/evalctl/orchestrator/serving"
 	"github.com/evalctl/evalctl/tasks"
@@ -140,20 +141,28 @@ func (c *planCheck) bad(field, format string, a ...any) {
 	if c.doc.Reported(field) {
 		return
 	}
-	file, doc, at, msg := c.file, c.doc, field, fmt.Sprintf(format, a...)
+	file, doc, at, note, skipped := c.place(field)
+	if skipped || doc != c.doc && doc.Reported(at) {
+		return
+	}
+	c.errs = append(c.errs, &PlanError{File: file, Field: at, Line: doc.Line(at), Msg: fmt.Sprintf(format, a...) + note})
+}
+
+// place is where the field at path was written: the plan file, or the arm
+// file it came from (at is then the path in that file, and note names
+// the arm in the plan); skipped when its checks are dropped.
+func (c *planCheck) place(field string) (file string, doc *yamlcheck.Doc, at, note string, skipped bool) {
+	file, doc, at = c.file, c.doc, field
 	for p := field; p != ""; p = parentField(p) {
 		if c.skip[p] {
-			return
+			return file, doc, at, note, true
 		}
 		if d := c.armDocs[p]; d != nil {
 			file, doc, at = d.File, d, strings.TrimPrefix(field, p+".")
-			msg += fmt.Sprintf(" (%s of %s)", p, filepath.Base(c.file))
+			note = fmt.Sprintf(" (%s of %s)", p, filepath.Base(c.file))
 		}
 	}
-	if doc != c.doc && doc.Reported(at) {
-		return
-	}
-	c.errs = append(c.errs, &PlanError{File: file, Field: at, Line: doc.Line(at), Msg: msg})
+	return file, doc, at, note, false
 }
 
 // add records err: each *PlanError it holds as it is (placed on its line
@@ -260,6 +269,15 @@ func loadPlan(file string) (*Plan, *tasks.Suite, []PlanWarning, error) {
 	resolve(p, armFields, c)
 	if err := c.err(); err != nil {
 		return nil, nil, nil, err
+	}
+	for i, arm := range p.Arms {
+		if arm.Agent != nil && arm.Agent.Image != "" {
+			file, d, at, note, _ := c.place(armFields[i] + ".agent.image")
+			if p.AgentImageAt == nil {
+				p.AgentImageAt = map[string]evalctl.FieldAt{}
+			}
+			p.AgentImageAt[arm.Name] = evalctl.FieldAt{File: file, Line: d.Line(at), Field: at + note}
+		}
 	}
 	return p, suite, planWarnings(doc, file, p, armFields), nil
 }

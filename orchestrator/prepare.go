@@ -85,7 +85,7 @@ func (p *preparation) run(ctx context.Context, a *evalctl.Attempt, arm *Arm, bas
 		p.near = a.Device
 	}
 	c := p.r.suite.Case(a.Case)
-	box, err := p.r.boxes.prepareBox(ctx, a.ID, p.near, p.class, p.needed, func(box agentBox) error {
+	box, err := p.r.boxes.prepareBox(ctx, a.ID, p.near, p.r.agentImageKey(arm), p.class, p.needed, func(box agentBox) error {
 		starter, err := sandbox.DirEntries(c.WorkspaceDir, tasks.Ignored)
 		if err == nil {
 			err = box.CopyIn(ctx, "/workspace", starter)

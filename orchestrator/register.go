@@ -72,6 +72,10 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	agentImages, err := AgentImages(ctx, opts.Engine, plan)
+	if err != nil {
+		return nil, err
+	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, err
@@ -94,7 +98,7 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 		arm := &plan.Arms[i]
 		run.ArmHashes[arm.Name] = arm.Hash()
 		run.ArmOrder = append(run.ArmOrder, arm.Name)
-		run.ArmIdentities[arm.Name] = withWeights(ctx, ArmIdentityOf(arm, checkOf(checks, arm.Name)), arm, serving.DefaultHashCache())
+		run.ArmIdentities[arm.Name] = withAgentImage(withWeights(ctx, ArmIdentityOf(arm, checkOf(checks, arm.Name)), arm, serving.DefaultHashCache()), agentImages[arm.Name])
 	}
 	// Every slot gets its planned record before the first attempt runs, so
 	// that what was planned is on disk whatever happens next.
@@ -113,7 +117,9 @@ func register(ctx context.Context, opts Options) (*runner, error) {
 	store.Log(runstore.Event{Kind: evalctl.EventRegistered, Detail: fmt.Sprintf("plan sha256 %s, %d attempts", sum, len(plan.Slots))})
 	fmt.Fprintf(opts.Progress, "registered run %s\n  plan sha256 %s\n  suite %s (%s)\n  image %s\n  %d attempts: %d arms x %d cases x %d repeats\n  directory %s\n",
 		run.ID, sum, suite.ID(), suite.Fingerprint, img.ID, len(plan.Slots), len(plan.Arms), len(plan.Cases), len(plan.Repeats), store.Dir)
-	return newRunner(opts, plan, suite, store, run, img), nil
+	r := newRunner(opts, plan, suite, store, run, img)
+	r.agentImages = agentImages
+	return r, nil
 }
 
 func newRunner(opts Options, plan *Plan, suite *tasks.Suite, store *runstore.Store, run *runstore.Run, img *sandbox.BuiltImage) *runner {

@@ -52,6 +52,13 @@ func resume(ctx context.Context, opts Options) (*runner, error) {
 	if img.ID != run.ImageID {
 		fmt.Fprintf(opts.Progress, "warning: the sandbox image is now %s, the run registered %s; attempts record the image they ran in\n", img.ID, run.ImageID)
 	}
+	agentImages, err := AgentImages(ctx, opts.Engine, &plan)
+	if err == nil {
+		err = sameAgentImages(run, agentImages)
+	}
+	if err != nil {
+		return fail(fmt.Errorf("resume %s: %w", store.Dir, err))
+	}
 	if !opts.knobs.NoPreflight {
 		if err := recheck(ctx, store, &plan, run, opts); err != nil {
 			return fail(fmt.Errorf("resume %s: %w", store.Dir, err))
@@ -61,7 +68,9 @@ func resume(ctx context.Context, opts Options) (*runner, error) {
 	pruneRun(ctx, opts, run.ID, "left by the previous runner")
 	store.Log(runstore.Event{Kind: evalctl.EventResumed})
 	fmt.Fprintf(opts.Progress, "resuming run %s (plan sha256 %s)\n", run.ID, run.PlanSHA256)
-	return newRunner(opts, &plan, suite, store, run, img), nil
+	r := newRunner(opts, &plan, suite, store, run, img)
+	r.agentImages = agentImages
+	return r, nil
 }
 
 // pending works out, per slot, the attempt to run now: a planned record is

@@ -97,13 +97,14 @@ type testKnobs struct {
 	StartOnSlot bool
 }
 
-// Sandboxes start containers, remove a run's leftovers and build the
-// image; *sandbox.Engine (one engine) and *sandbox.Hosts (a pool) satisfy
-// it.
+// Sandboxes start containers, remove a run's leftovers, build the image
+// and look up agent images (ImageID); *sandbox.Engine (one engine) and
+// *sandbox.Hosts (a pool) satisfy it.
 type Sandboxes interface {
 	Start(ctx context.Context, spec sandbox.Spec) (*sandbox.Container, error)
 	Prune(ctx context.Context, labels map[string]string) ([]string, error)
 	Build(ctx context.Context, r *sandbox.Recipe, opts sandbox.BuildOptions) (*sandbox.BuiltImage, error)
+	imageLookup
 }
 
 // Result summarises a run.
@@ -171,6 +172,9 @@ type runner struct {
 	// agent-command arm ran first; agentMu guards them.
 	agentMu  sync.Mutex
 	agentIDs map[string]string
+	// agentImages are the image IDs of the arms' agent.image, by arm
+	// name, resolved when this runner started (AgentImages).
+	agentImages map[string]string
 	// ruleOff is set when the stop rule stopped this run before: a resume
 	// runs the rest of the plan.
 	ruleOff bool
@@ -211,6 +215,11 @@ func (r *runner) execute(ctx context.Context) error {
 	defer r.logSchedule()
 	r.boxes = newBoxes(ctx, engineBoxes{r.opts.Engine}, agentSpec(r.plan, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}), len(todo))
 	defer r.boxes.close()
+	for _, a := range todo {
+		if image := r.agentImageKey(r.plan.Arm(a.Arm)); image != "" {
+			r.boxes.expect(image, 1)
+		}
+	}
 	// Concurrency slots per device label: arms without a label share one,
 	// so by default the whole run has at most Concurrency attempts in
 	// flight; an arm on a pool takes a slot on any of its replicas' devices.

@@ -62,14 +62,14 @@ func (f *fakeEngines) Start(ctx context.Context, spec sandbox.Spec) (agentBox, e
 		if err != nil {
 			return nil, err
 		}
-		c, retry, err := f.startOn(pl)
+		c, retry, err := f.startOn(pl, spec)
 		if !retry {
 			return c, err
 		}
 	}
 }
 
-func (f *fakeEngines) startOn(pl *sandbox.Place) (agentBox, bool, error) {
+func (f *fakeEngines) startOn(pl *sandbox.Place, spec sandbox.Spec) (agentBox, bool, error) {
 	if f.lost[pl.Engine()].Load() {
 		pl.Free()
 		return nil, true, nil
@@ -79,7 +79,7 @@ func (f *fakeEngines) startOn(pl *sandbox.Place) (agentBox, bool, error) {
 		return nil, false, errors.New("container start failed (fake)")
 	}
 	f.live.Add(1)
-	return &fakeBox{f: f, place: pl}, false, nil
+	return &fakeBox{f: f, place: pl, image: spec.Image}, false, nil
 }
 
 func (f *fakeEngines) StartIfFree(ctx context.Context, spec sandbox.Spec) (agentBox, bool, error) {
@@ -87,7 +87,7 @@ func (f *fakeEngines) StartIfFree(ctx context.Context, spec sandbox.Spec) (agent
 	if !ok {
 		return nil, false, nil
 	}
-	c, _, err := f.startOn(pl)
+	c, _, err := f.startOn(pl, spec)
 	return c, err == nil && c != nil, err
 }
 
@@ -104,6 +104,7 @@ func (f *fakeEngines) EngineFor(near string) string {
 type fakeBox struct {
 	f     *fakeEngines
 	place *sandbox.Place
+	image string // the spec's
 	once  sync.Once
 }
 
@@ -209,7 +210,7 @@ func (s *scenario) drive(stallAfter time.Duration) error {
 		prep := make(chan prepared, 1)
 		needed := make(chan struct{})
 		go func() {
-			e, err := b.prepareBox(ctx, id, "", sandbox.ClassAhead, needed, nil)
+			e, err := b.prepareBox(ctx, id, "", "", sandbox.ClassAhead, needed, nil)
 			prep <- prepared{e, err}
 		}()
 		if devs.acquire(ctx, "arm", reps) < 0 {
@@ -251,7 +252,7 @@ func (s *scenario) attempt(ctx context.Context, f *fakeEngines, b *boxes, id str
 		e, err = nil, errYielded
 	}
 	if errors.Is(err, errYielded) {
-		e, err = b.prepareBox(ctx, id, "", sandbox.ClassAttempt, nil, nil)
+		e, err = b.prepareBox(ctx, id, "", "", sandbox.ClassAttempt, nil, nil)
 		if err == nil && !b.claim(e) {
 			b.release(e, "")
 			err = sandbox.ErrEngineLost
@@ -371,7 +372,7 @@ func TestPreparedOnADrainedEngineIsDiscarded(t *testing.T) {
 	f := newFakeEngines(1, []int{1, 1}, 0)
 	ctx := t.Context()
 	b := newBoxes(ctx, f, sandbox.Spec{Role: sandbox.RoleAgent, Run: "drain"}, 1)
-	e, err := b.prepareBox(ctx, "a1", "e0", sandbox.ClassAhead, nil, nil)
+	e, err := b.prepareBox(ctx, "a1", "e0", "", sandbox.ClassAhead, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +383,7 @@ func TestPreparedOnADrainedEngineIsDiscarded(t *testing.T) {
 	if b.claim(e) {
 		t.Fatal("a container on a drained engine was handed to its attempt")
 	}
-	again, err := b.prepareBox(ctx, "a1", "e0", sandbox.ClassAttempt, nil, nil)
+	again, err := b.prepareBox(ctx, "a1", "e0", "", sandbox.ClassAttempt, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

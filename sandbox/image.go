@@ -314,7 +314,13 @@ func (e *Engine) buildLayer(ctx context.Context, r *Recipe, logw io.Writer) erro
 		return fmt.Errorf("build user layer: %w", err)
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	return streamBuild(resp.Body, logw, "build user layer")
+}
+
+// streamBuild reads an image build's progress to its end, logging each
+// step; a step's failure is the error, prefixed with what.
+func streamBuild(body io.Reader, logw io.Writer, what string) error {
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		var msg struct {
@@ -325,7 +331,7 @@ func (e *Engine) buildLayer(ctx context.Context, r *Recipe, logw io.Writer) erro
 			continue
 		}
 		if msg.Error != "" {
-			return fmt.Errorf("build user layer: %s", strings.TrimSpace(msg.Error))
+			return fmt.Errorf("%s: %s", what, strings.TrimSpace(msg.Error))
 		}
 		if s := strings.TrimSpace(msg.Stream); s != "" {
 			fmt.Fprintln(logw, "  "+s)

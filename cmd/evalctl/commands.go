@@ -349,15 +349,38 @@ func cmdServeModel(ctx context.Context, e *cli.Env, args []string) error {
 
 func cmdImage(ctx context.Context, e *cli.Env, args []string) error {
 	if len(args) == 0 || args[0] != "build" {
-		return cli.Help(e, args, "image build", "usage: evalctl image build [--force] [--quiet]\n\nBuild (or reuse) the sandbox image.")
+		return cli.Help(e, args, "image build", "usage: evalctl image build [--force] [--quiet]\n       evalctl image build --agent DOCKERFILE --tag NAME [--quiet]\n\n"+
+			"Build (or reuse) the sandbox image; with --agent, build an agent image on it (the Dockerfile\n"+
+			"starts 'ARG BASE' / 'FROM ${BASE}') that an arm names as agent.image (docs/agents.md).")
 	}
-	fs := cli.Flags(e, "image build", "image build [--force] [--quiet]")
+	fs := cli.Flags(e, "image build", "image build [--force] [--quiet] | image build --agent DOCKERFILE --tag NAME [--quiet]")
 	force := fs.Bool("force", false, "rebuild even when an image for this recipe exists")
 	quiet := fs.Bool("quiet", false, "print only the reference and the image ID")
+	agentFile := fs.String("agent", "", "build an agent image from this Dockerfile (its directory is the build context; the sandbox image is the build argument BASE)")
+	tag := fs.String("tag", "", "the agent image's name, as an arm's agent.image gives it (with --agent)")
 	if err := cli.ParseNone(fs, args[1:], "image build takes no arguments"); err != nil {
 		return err
 	}
-	return sandbox.BuildImage(ctx, *force, *quiet, e.Stdout, e.Stderr)
+	switch {
+	case *agentFile == "" && *tag != "":
+		return evalctl.Usagef("--tag names an agent image: give the Dockerfile with --agent")
+	case *agentFile == "":
+		return sandbox.BuildImage(ctx, *force, *quiet, e.Stdout, e.Stderr)
+	case *tag == "":
+		return evalctl.Usagef("--agent needs --tag NAME: the name an arm's agent.image gives, e.g. --tag evalctl-agent-opencode")
+	case *force:
+		return evalctl.Usagef("--force rebuilds the sandbox image; run it without --agent first")
+	}
+	if st, err := os.Stat(*agentFile); err != nil {
+		return evalctl.Usage(fmt.Errorf("--agent: %w", err))
+	} else if st.IsDir() {
+		return evalctl.Usagef("--agent %s is a directory: name the Dockerfile in it", *agentFile)
+	}
+	err := sandbox.BuildAgentImage(ctx, *agentFile, *tag, *quiet, e.Stdout, e.Stderr)
+	if errors.Is(err, sandbox.ErrNotDerived) {
+		return evalctl.Usage(err)
+	}
+	return err
 }
 
 func cmdSandbox(ctx context.Context, e *cli.Env, args []string) error {

@@ -53,6 +53,8 @@ func Build(in *Input, opts Options) (*Report, error) {
 		rep.Sweeps = sweepReports(rep, in.Sweeps)
 	}
 	rep.LongContext = longContext(armNames, byArm)
+	addAgentUsage(rep, in.Rows)
+	rep.AgentMatrix = agentMatrix(rep, in.ArmSetups, in.Rows)
 	rep.Notes = append(rep.Notes, addReplicaSpeeds(rep, byArm, cases)...)
 	rep.Notes = append(rep.Notes, progressNotes(rep)...)
 	rep.Notes = append(rep.Notes, countNotes(in)...)

@@ -190,8 +190,10 @@ EVIDENCE = {"arm_unchanged": "?b", "phases": [{
     "groups": [{"name": "s", "required": "b", "passed": "?i", "failed": "?i", "total": "?i", "declared": "i",
                 "exit_code": "i", "timed_out": "b", "success": "b", "unrepresentable^": "i"}], "solved": "b"}],
     "turns": [{"phase": "i", "termination": "s", "agent_finished": "b", "final_text": "b",
-               "last_test": "?check", "last_typecheck": "?check"}]}
+               "last_test": "?check", "last_typecheck": "?check"}],
+    "agent~": "agent"}
 CHECK = {"exit_code": "i", "passed": "b"}
+AGENT = {"config_unchanged": "?b"}
 ROW = {
     "run_id": "s", "attempt_id": "s", "slot": "i", "arm": "s", "arm_hash": "s", "case": "s", "language": "s",
     "repeat": "s", "seed": "i", "state": "s", "phase": "?s", "device": "s", "started_at": "?t",
@@ -202,6 +204,7 @@ ROW = {
     "max_sequence_tokens": "?i", "draft_tokens": "?i", "draft_accepted": "?i", "timings_source": "?s",
     "tokens_source~": "s", "server_generated_tokens~": "i", "server_generated_tokens_within~": "i", "counter_check~": "s", "overlapped_attempts": "?i",
     "input_strategy~": "s", "input_tokens~": "i", "evidence": "?evidence", "replica^": "s",
+    "agent_reported_tokens~": "i",
 }
 TIMELINE = {"sessions": ["t"], "rests": [{"from": "t", "to": "t"}], "schedules~": ["?schedule"]}
 SCHEDULE = {"places": "?places", "longest_without_progress_seconds": "f"}
@@ -209,7 +212,8 @@ PLACES = {"total_seconds": "f", "grants": "i", "longest_seconds": "f"}
 PROTOCOL = {"schema": "s", "evalctl_version": "s", "options": {"suite": "s", "baseline": "s", "allow_mixed": "b"},
             "runs": [{"run_id": "s", "run_file": "s", "run_file_sha256": "s", "plan_file": "s",
                       "plan_file_sha256": "s", "plan_matches_run": "b", "runner": "s", "timeline": "?timeline"}]}
-NAMED = {"evidence": EVIDENCE, "check": CHECK, "timeline": TIMELINE, "schedule": SCHEDULE, "places": PLACES}
+NAMED = {"evidence": EVIDENCE, "check": CHECK, "timeline": TIMELINE, "schedule": SCHEDULE, "places": PLACES,
+         "agent": AGENT}
 INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
@@ -420,15 +424,18 @@ def check_row(i, r):
     n = r["expected_turns"]
     if not graded or not e["phases"] or len(e["phases"]) != len(e["turns"]):
         return "ungraded", None, None
-    if e["arm_unchanged"] is None:
+    # An agent command's configuration counts as part of the arm.
+    agent = e.get("agent")
+    if e["arm_unchanged"] is None or agent is not None and agent["config_unchanged"] is None:
         return "unscored", None, None
+    arm_ok = e["arm_unchanged"] and (agent is None or agent["config_unchanged"])
     blocked = [phase_blocked_by_boundary(p) for p in e["phases"]]
-    if (e["arm_unchanged"] and len(solved) == n and n > 0 and any(blocked)
+    if (arm_ok and len(solved) == n and n > 0 and any(blocked)
             and all(s or b for s, b in zip(solved, blocked))):
         # Only tests the boundary cannot represent stand between the
         # attempt and functional: unknown, not a failure.
         return "ungraded", None, None
-    functional = len(solved) == n and all(solved) and solved[-1] and e["arm_unchanged"]
+    functional = len(solved) == n and all(solved) and solved[-1] and arm_ok
     delivered = functional and len(e["turns"]) == n
     for t in e["turns"]:
         ok = (t["termination"] == "completed" and t["agent_finished"] and t["final_text"]
@@ -1304,6 +1311,101 @@ def counter_notes(rows):
     return out
 
 
+def agent_claim_sums(rows):
+    """Per arm: the agents' claimed tokens and the server's counts over the
+    attempts with an outcome that have both."""
+    by = {}
+    for r in rows:
+        if r["status"] == "unscored" or r.get("agent_reported_tokens") is None or r["native_output_tokens"] is None:
+            continue
+        s = by.setdefault(r["arm"], {"n": 0, "claim": 0, "counted": 0})
+        s["n"] += 1
+        s["claim"] += r["agent_reported_tokens"]
+        s["counted"] += r["native_output_tokens"]
+    return by
+
+
+def claim_divergence(s):
+    if s["counted"] <= 0:
+        return None
+    return 100 * float(s["claim"] - s["counted"]) / float(s["counted"])
+
+
+def agent_notes(rows):
+    by = agent_claim_sums(rows)
+    out = []
+    for a in sorted(by, key=lambda x: x.encode()):
+        s = by[a]
+        d = claim_divergence(s)
+        div = "n/a: the server counted none" if d is None else "%+.1f%%" % d
+        out.append("agent-reported usage, arm %s: the agent claimed %d generated tokens, the server counted %d (divergence %s) over %d attempt(s); every figure of the report is the server's" % (a, s["claim"], s["counted"], div, s["n"]))
+    return out
+
+
+def setup_of(arm):
+    """An arm's model, endpoint and agent, as the model x agent table reads them."""
+    ep = arm.get("endpoint") or {}
+    s = {"arm": arm.get("name", ""), "model": ep.get("model", ""), "endpoint": ep.get("base_url", ""), "agent": "built-in", "command": False}
+    if arm.get("profile"):
+        s["endpoint"] = "profile " + arm["profile"].rstrip("/").split("/")[-1]
+    elif ep.get("replicas"):
+        s["endpoint"] = "pool of %d replicas" % len(ep["replicas"])
+    ag = arm.get("agent")
+    if ag and ag.get("command"):
+        s["agent"], s["command"] = ag["command"][0], True
+        if ag.get("image"):
+            s["agent"] += " in " + ag["image"]
+    return s
+
+
+def agent_matrix(arms, setups, rows):
+    """The model x agent table: rows model and endpoint, columns agent."""
+    by = {}
+    for s in setups:
+        by.setdefault(s["arm"], s)
+    chosen, count, command = [], {}, False
+    for a in arms:
+        s = by.get(a["arm"])
+        if s is None:
+            continue
+        chosen.append(s)
+        k = (s["model"], s["endpoint"], s["agent"])
+        count[k] = count.get(k, 0) + 1
+        command = command or s["command"]
+    agents, places, col, cells = [], [], {}, {}
+    for s in chosen:
+        agent = s["agent"]
+        if count[(s["model"], s["endpoint"], s["agent"])] > 1:
+            agent += " [" + s["arm"] + "]"
+        if agent not in col:
+            col[agent] = len(agents)
+            agents.append(agent)
+        p = (s["model"], s["endpoint"])
+        if p not in cells:
+            places.append(p)
+            cells[p] = {}
+        cells[p][agent] = s["arm"]
+    if not command or len(agents) < 2 or len(places) < 2:
+        return None
+    claims = agent_claim_sums(rows)
+    by_arm = {a["arm"]: a for a in arms}
+    out = {"agents": agents, "rows": []}
+    for p in places:
+        line = [None] * len(agents)
+        for agent, arm in cells[p].items():
+            a = by_arm[arm]
+            c = {"arm": arm, "functional": a["functional"], "scored": a["scored"], "decode_tps": a["decode_tps"],
+                 "measured": a["measured"], "agent_claimed_tokens": None, "server_counted_tokens": None,
+                 "claim_attempts": 0, "divergence_percent": None}
+            s = claims.get(arm)
+            if s is not None:
+                c["agent_claimed_tokens"], c["server_counted_tokens"], c["claim_attempts"] = s["claim"], s["counted"], s["n"]
+                c["divergence_percent"] = claim_divergence(s)
+            line[col[agent]] = c
+        out["rows"].append({"model": p[0], "endpoint": p[1], "cells": line})
+    return out
+
+
 def timing_notes(arms):
     out = []
     for a in arms:
@@ -1426,7 +1528,7 @@ def validate(rows):
             raise Fail()
 
 
-def rebuild(runs, timelines, rows, opts, sweeps):
+def rebuild(runs, timelines, rows, opts, sweeps, setups):
     validate(rows)
     by_run = {}
     for r in rows:
@@ -1505,6 +1607,15 @@ def rebuild(runs, timelines, rows, opts, sweeps):
     lc = long_context(arms, by_arm)
     if lc:
         rep["long_context"] = lc
+    claims = agent_claim_sums(rows)
+    for a in rep["arms"]:
+        s = claims.get(a["arm"])
+        if s is not None:
+            a["agent_usage"] = {"attempts": s["n"], "agent_claimed_tokens": s["claim"], "server_counted_tokens": s["counted"],
+                                "divergence_percent": claim_divergence(s)}
+    am = agent_matrix(rep["arms"], setups, rows)
+    if am is not None:
+        rep["agent_matrix"] = am
     for a in rep["arms"]:
         reps, notes = replica_speeds(a["arm"], by_arm[a["arm"]], cases)
         if reps is not None:
@@ -1513,7 +1624,7 @@ def rebuild(runs, timelines, rows, opts, sweeps):
     for ri in runs:
         if ri["progress"]["state"] != "complete":
             rep["notes"].append("run %s: %s" % (ri["id"], ri["progress"]["words"]))
-    rep["notes"] += count_notes(rows) + counter_notes(rows) + timing_notes(rep["arms"])
+    rep["notes"] += count_notes(rows) + counter_notes(rows) + agent_notes(rows) + timing_notes(rep["arms"])
     for a in rep["arms"]:
         if a["overlapped"]:
             rep["notes"].append("WARNING: arm %s: %d of %d measured attempts overlapped another attempt on the same device; their decode and task seconds may be contaminated, and so are the arm's speed figures" % (a["arm"], a["overlapped"], a["measured"]))
@@ -1634,7 +1745,7 @@ def check_protocol(proto):
     if proto["schema"] != PROTOCOL_SCHEMA:
         fail("protocol.json", "schema", PROTOCOL_SCHEMA, proto["schema"])
         raise Fail()
-    runs, timelines, sweeps = [], {}, []
+    runs, timelines, sweeps, setups = [], {}, [], []
     for i, pr in enumerate(proto["runs"]):
         at = "runs[%d]." % i
         try:
@@ -1661,9 +1772,10 @@ def check_protocol(proto):
         if pr["timeline"] is not None:
             timelines[run.get("id")] = pr["timeline"]
         sweeps += plan.get("sweeps") or []
+        setups += [setup_of(a) for a in plan.get("arms") or []]
     if failures:
         raise Fail()
-    return runs, timelines, sweeps
+    return runs, timelines, sweeps, setups
 
 
 def check(d):
@@ -1690,11 +1802,11 @@ def check(d):
         fail("attempts.csv", "(document)", "valid CSV", str(e))
     if failures:
         raise Fail()
-    runs, timelines, sweeps = check_protocol(proto)
+    runs, timelines, sweeps, setups = check_protocol(proto)
     if not isinstance(agg, dict) or not same(agg.get("options"), proto["options"]):
         fail("aggregates.json", "options", proto["options"], agg.get("options") if isinstance(agg, dict) else agg)
         raise Fail()
-    rep = rebuild(runs, timelines, rows, proto["options"], sweeps)
+    rep = rebuild(runs, timelines, rows, proto["options"], sweeps, setups)
     legend = agg.get("legend")
     if isinstance(legend, list) and all(isinstance(e, dict) and set(e) == {"term", "meaning"} and
                                         isinstance(e["term"], str) and isinstance(e["meaning"], str) for e in legend):

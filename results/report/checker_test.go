@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/results/reporttest"
 )
 
@@ -76,6 +77,48 @@ func richExport(t *testing.T) string {
 	out := filepath.Join(t.TempDir(), "export")
 	if _, err := Export(context.Background(), []string{src}, out, Options{Baseline: "current_iq3"}); err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// agentExport is a cohort of two models each under the built-in loop and
+// an agent command whose claims fall short of the server's counts on
+// some attempts: its aggregates hold the model x agent table.
+func agentExport(t *testing.T) string {
+	t.Helper()
+	spec := reporttest.Synthetic(reporttest.SyntheticSpec{Attempts: 64, Cases: 8, Seed: 5, Arms: []string{"q7-loop", "q7-standin", "q14-loop", "q14-standin"}})
+	agent := &evalctl.AgentCommand{Command: []string{"standin-agent"}, Prompt: evalctl.PromptArgument, Usage: "standin"}
+	image := *agent
+	image.Image = "evalctl-agent-standin"
+	spec.PlanArms = []evalctl.Arm{
+		{Name: "q7-loop", Endpoint: evalctl.Endpoint{BaseURL: "http://gpu0:8080", Model: "qwen-7b"}},
+		{Name: "q7-standin", Endpoint: evalctl.Endpoint{BaseURL: "http://gpu0:8080", Model: "qwen-7b"}, Agent: agent},
+		{Name: "q14-loop", Endpoint: evalctl.Endpoint{BaseURL: "http://gpu1:8080", Model: "qwen-14b"}},
+		{Name: "q14-standin", Endpoint: evalctl.Endpoint{BaseURL: "http://gpu1:8080", Model: "qwen-14b"}, Agent: &image},
+	}
+	for i := range spec.Attempts {
+		a := &spec.Attempts[i]
+		if strings.HasSuffix(a.Arm, "standin") {
+			claim := a.Tokens - int64(i%3)*7
+			// One agent changed its configuration (not functional), one
+			// left it unknown (not scored).
+			unchanged := i != 9
+			a.Agent = &evalctl.AgentRecord{ConfigUnchanged: &unchanged, Phases: []evalctl.AgentPhase{{Phase: 1, ReportedCompletionTokens: &claim}}}
+			if i == 13 {
+				a.Agent.ConfigUnchanged = nil
+			}
+		}
+	}
+	src := filepath.Join(t.TempDir(), "run")
+	if err := reporttest.Write(src, spec); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "export")
+	if _, err := Export(context.Background(), []string{src}, out, Options{Baseline: "q7-loop"}); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(out, AggregatesJSON)); err != nil || !bytes.Contains(data, []byte(`"agent_matrix": {`)) || !bytes.Contains(data, []byte(`agent-reported usage, arm q14-standin`)) {
+		t.Fatalf("the agent export has no model x agent table or claims note (%v)", err)
 	}
 	return out
 }
@@ -252,6 +295,19 @@ func TestCheckerAgreesWithVerify(t *testing.T) {
 		}},
 		{name: "schedule event edited in the timeline", export: scheduleExport, tamper: func(t *testing.T, d string) {
 			edit(t, d, ProtocolJSON, `"grants": 9`, `"grants": 10`)
+			resum(t, d)
+		}},
+		{name: "agent export", export: agentExport, ok: true},
+		{name: "agent configuration flag edited", export: agentExport, tamper: func(t *testing.T, d string) {
+			edit(t, d, AttemptsJSON, `"config_unchanged": false`, `"config_unchanged": true`)
+			resum(t, d)
+		}},
+		{name: "agent matrix claim edited", export: agentExport, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `"claim_attempts": 0`, `"claim_attempts": 3`)
+			resum(t, d)
+		}},
+		{name: "agent matrix column edited", export: agentExport, tamper: func(t *testing.T, d string) {
+			edit(t, d, AggregatesJSON, `"standin-agent in evalctl-agent-standin"`, `"standin-agent"`)
 			resum(t, d)
 		}},
 		{name: "sweep point edited", export: sweepExport, tamper: func(t *testing.T, d string) {

@@ -14,12 +14,23 @@ import (
 // the exported booleans: per phase grade the group results, protected and
 // missing counts and the verdict; the arm-unchanged flag; per turn the
 // termination, whether the agent finished, final text and its last own
-// test and typecheck runs; expected turns are the row's expected_turns.
+// test and typecheck runs; expected turns are the row's expected_turns;
+// for an agent command, whether its configuration stayed unchanged.
 // Null for attempts that never completed.
 type Evidence struct {
 	ArmUnchanged *bool           `json:"arm_unchanged"`
 	Phases       []PhaseEvidence `json:"phases"`
 	Turns        []TurnEvidence  `json:"turns"`
+	// Agent is present for an agent-command attempt: its configuration
+	// files count as part of the arm (see evalctl.Score).
+	Agent *AgentEvidence `json:"agent,omitempty"`
+}
+
+// AgentEvidence is what an agent command's record adds to the outcome:
+// whether its configuration files still had their SHA-256 at the end
+// (null: unknown, the attempt is not scored).
+type AgentEvidence struct {
+	ConfigUnchanged *bool `json:"config_unchanged"`
 }
 
 // PhaseEvidence is one answer snapshot's grade under the row's suite;
@@ -75,6 +86,9 @@ func newEvidence(a *evalctl.Attempt, grades []*evalctl.Grade) *Evidence {
 		return nil
 	}
 	e := &Evidence{ArmUnchanged: clone(a.ArmUnchanged), Phases: []PhaseEvidence{}, Turns: []TurnEvidence{}}
+	if a.Agent != nil {
+		e.Agent = &AgentEvidence{ConfigUnchanged: clone(a.Agent.ConfigUnchanged)}
+	}
 	for i, g := range grades {
 		p := PhaseEvidence{Phase: i + 1, Groups: []GroupEvidence{}}
 		if i < len(a.Snapshots) {
@@ -179,6 +193,9 @@ func checkEvidence(i int, r *Row) *Difference {
 		}
 	}
 	a := &evalctl.Attempt{State: evalctl.Completed, Language: r.Language, ExpectedTurns: r.ExpectedTurns, ArmUnchanged: e.ArmUnchanged}
+	if e.Agent != nil {
+		a.Agent = &evalctl.AgentRecord{ConfigUnchanged: e.Agent.ConfigUnchanged}
+	}
 	for ti, t := range e.Turns {
 		// The agent's own run passed only with exit status zero (and no
 		// time-out, which the evidence does not keep).

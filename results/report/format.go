@@ -253,7 +253,7 @@ func tables(r *Report) []table {
 		}
 		ts = append(ts, rt)
 	}
-	return append(append(ts, sweepTables(r)...), longContextTables(r)...)
+	return append(append(append(ts, sweepTables(r)...), longContextTables(r)...), append(agentUsageTables(r), agentMatrixTables(r)...)...)
 }
 
 type errWriter struct {

@@ -70,6 +70,9 @@ type Input struct {
 	Rows []Row     `json:"rows"`
 	// Sweeps are the sweeps the runs' plans declared.
 	Sweeps []evalctl.SweepRecord `json:"sweeps,omitempty"`
+	// ArmSetups are the model, endpoint and agent of each arm of the
+	// runs' plans (the model x agent table reads them).
+	ArmSetups []ArmAgentSetup `json:"arm_setups,omitempty"`
 	// Timelines are each run's sessions and rests, by run id (see
 	// Timeline); a run without one gets no endpoint idle share.
 	Timelines map[string]*Timeline `json:"timelines,omitempty"`
@@ -136,6 +139,11 @@ func Load(ctx context.Context, dirs []string, suiteVersion string) (*Input, erro
 			return nil, err
 		}
 		in.Sweeps = append(in.Sweeps, sweeps...)
+		setups, err := readArmAgentSetups(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		in.ArmSetups = append(in.ArmSetups, setups...)
 		attempts, err := st.Attempts()
 		if err != nil {
 			return nil, err

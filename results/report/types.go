@@ -71,6 +71,9 @@ type Report struct {
 	// LongContext is, per arm, what long-context attempts sent and got
 	// (absent without such attempts).
 	LongContext []LongContextArm `json:"long_context,omitempty"`
+	// AgentMatrix is the model x agent table (absent unless the arms
+	// cross models and agents, one of them an agent command).
+	AgentMatrix *AgentMatrix `json:"agent_matrix,omitempty"`
 }
 
 // Rate is k successes of n scored attempts with its Wilson 95% interval.
@@ -183,6 +186,21 @@ type ArmReport struct {
 	// Replicas are the arm's decode speeds per endpoint-pool replica;
 	// absent for arms without a pool (see addReplicaSpeeds).
 	Replicas []ReplicaSpeed `json:"replicas,omitempty"`
+	// AgentUsage is what the arm's agent command claimed it generated
+	// beside what the server counted; absent for the built-in loop and an
+	// agent without a usage adapter.
+	AgentUsage *AgentUsage `json:"agent_usage,omitempty"`
+}
+
+// AgentUsage sums an arm's agent claims and the server's counts over the
+// Attempts (with an outcome) that have both; DivergencePercent is the
+// claim's distance from the count, null when the server counted none.
+// Only the server's count is a measurement.
+type AgentUsage struct {
+	Attempts            int      `json:"attempts"`
+	AgentClaimedTokens  int64    `json:"agent_claimed_tokens"`
+	ServerCountedTokens int64    `json:"server_counted_tokens"`
+	DivergencePercent   *float64 `json:"divergence_percent"`
 }
 
 // CaseReport is one case across arms.

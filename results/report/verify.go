@@ -254,6 +254,11 @@ func protocolRunInput(in *Input, i int, pr *ProtocolRun, suite string) *Differen
 		return &Difference{ProtocolJSON, at("plan_file"), "a plan", err.Error()}
 	}
 	in.Sweeps = append(in.Sweeps, sweeps...)
+	setups, err := planAgentSetups([]byte(pr.PlanFile))
+	if err != nil {
+		return &Difference{ProtocolJSON, at("plan_file"), "a plan", err.Error()}
+	}
+	in.ArmSetups = append(in.ArmSetups, setups...)
 	return nil
 }
 

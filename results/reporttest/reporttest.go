@@ -35,6 +35,9 @@ type RunSpec struct {
 	// PlanSweeps, when set, is written as plan.json's "sweeps" (the
 	// registered expansion of arms declared with a sweep).
 	PlanSweeps []evalctl.SweepRecord
+	// PlanArms, when set, is written as plan.json's "arms" (the model x
+	// agent table reads them).
+	PlanArms []evalctl.Arm
 }
 
 // AttemptSpec describes one attempt record. Grades are written under the
@@ -73,6 +76,9 @@ type AttemptSpec struct {
 	// TimingsSource is the attempt's timings_source ("server" when empty).
 	TimingsSource string
 	ImageID       string
+	// Agent is an agent-command attempt's agent record (nil: the
+	// built-in loop).
+	Agent *evalctl.AgentRecord
 }
 
 var fixedTime = time.Date(2026, 10, 10, 12, 0, 0, 0, time.UTC)
@@ -88,7 +94,7 @@ func Write(dir string, spec *RunSpec) error {
 	if err != nil {
 		return err
 	}
-	plan := &fixturePlan{Attempts: planEntries(spec), RunID: spec.ID, Suite: spec.Suite, Sweeps: spec.PlanSweeps}
+	plan := &fixturePlan{Attempts: planEntries(spec), RunID: spec.ID, Suite: spec.Suite, Sweeps: spec.PlanSweeps, Arms: spec.PlanArms}
 	if err := writeJSON(st.Path(runstore.PlanFile), plan); err != nil {
 		return err
 	}
@@ -175,6 +181,7 @@ type fixturePlan struct {
 	RunID    string                `json:"run_id"`
 	Suite    evalctl.SuiteRef      `json:"suite"`
 	Sweeps   []evalctl.SweepRecord `json:"sweeps,omitempty"`
+	Arms     []evalctl.Arm         `json:"arms,omitempty"`
 }
 
 // fixtureSlot is one planned attempt of a fixture.
@@ -215,7 +222,7 @@ func buildAttempt(spec *RunSpec, i int, ids []string, created time.Time) *evalct
 		ID: ids[i], RunID: spec.ID, Slot: as.Slot, Arm: as.Arm, ArmHash: armHash, Case: as.Case,
 		Language: as.Language, Repeat: as.Repeat, Seed: as.Seed, State: state, Suite: spec.Suite,
 		ImageID: img, EvalctlVersion: "devel-fixture", ExpectedTurns: as.Phases,
-		Turns: []evalctl.Turn{}, Snapshots: []evalctl.Snapshot{},
+		Turns: []evalctl.Turn{}, Snapshots: []evalctl.Snapshot{}, Agent: as.Agent,
 	}
 	if as.Replaces {
 		a.ReplacementOf = ids[as.ReplacementOf]

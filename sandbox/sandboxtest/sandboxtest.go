@@ -116,3 +116,50 @@ func RunLabel(t testing.TB) string {
 	})
 	return label
 }
+
+// LabelTestImage marks images tests build, so that one a killed test left
+// behind can be found ('docker images --filter label=io.evalctl.test-image').
+const LabelTestImage = "io.evalctl.test-image"
+
+// AgentImage builds an agent image on the sandbox image from a Dockerfile
+// and the files beside it (a file whose content starts with "#!" is
+// executable), under a tag unique to the test, and removes it when the
+// test ends, passed or failed.
+func AgentImage(t testing.TB, dockerfile string, files map[string]string) *sandbox.BuiltImage {
+	t.Helper()
+	_, img, err := BuildAgentImage(t, dockerfile, files)
+	if err != nil {
+		t.Fatalf("build agent image: %v", err)
+	}
+	return img
+}
+
+// BuildAgentImage is AgentImage returning the tag it asked for and the
+// build's error (for tests of a refused build); whatever it tagged is
+// removed when the test ends.
+func BuildAgentImage(t testing.TB, dockerfile string, files map[string]string) (string, *sandbox.BuiltImage, error) {
+	t.Helper()
+	eng, base := Engine(t)
+	dir := t.TempDir()
+	files["Dockerfile"] = dockerfile
+	for name, content := range files {
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(content, "#!") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := strings.ToLower(strings.NewReplacer("/", "-", " ", "-", "_", "-").Replace(t.Name()))
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	tag := fmt.Sprintf("evalctl-test-agent:%s-%d-%d", name, os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() { eng.RemoveImage(context.Background(), tag) })
+	img, err := eng.BuildAgent(context.Background(), base, sandbox.AgentBuild{
+		Dockerfile: filepath.Join(dir, "Dockerfile"), Tag: tag, NetworkMode: "none",
+		Labels: map[string]string{LabelTestImage: "1"},
+	})
+	return tag, img, err
+}
