@@ -249,8 +249,12 @@ func (c *commandAgent) exec(ctx context.Context, stopped <-chan struct{}, argv, 
 // Measurements are the server's figures of the proxied calls.
 func (c *commandAgent) Measurements() *evalctl.Measurements { return c.proxy.Measurements() }
 
-// finish checks the configuration files and closes the proxy.
+// finish checks the configuration files and closes the proxy. A nil
+// agent (the built-in loop) has no record.
 func (c *commandAgent) finish(ctx context.Context) *evalctl.AgentRecord {
+	if c == nil {
+		return nil // the built-in loop: no agent record
+	}
 	defer c.close()
 	paths := make([]string, 0, len(c.files))
 	for p := range c.files {

@@ -209,13 +209,8 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 	prep.box = nil // this attempt's from here on
 	box := entry.c
 	a.SandboxEngine = box.EngineName()
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			r.boxes.release(entry, a.Device)
-		}
-	}
+	released, once := false, sync.Once{}
+	release := func() { once.Do(func() { released = true; r.boxes.release(entry, a.Device) }) }
 	defer release()
 	// A failure whose cause is the agent's engine going silent says so
 	// (and drains the engine): an infrastructure failure, replaceable.
@@ -238,43 +233,25 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 	// done closes the attempt's model part at its last model response: the
 	// /metrics bracket ends and the endpoint is given back before the last
 	// snapshot, which needs only the container.
-	modelDone := false
+	var modelDone sync.Once
 	done := func() {
-		if modelDone {
-			return
-		}
-		modelDone = true
-		a.Measurements = loop.Measurements()
-		a.ServerCounters = counters.stop(ctx, cutShort(a.Turns), r.overlaps.alone(a.Device, a.ID))
-		releaseEndpoint()
+		modelDone.Do(func() {
+			a.Measurements = loop.Measurements()
+			a.ServerCounters = counters.stop(ctx, cutShort(a.Turns), r.overlaps.alone(a.Device, a.ID))
+			releaseEndpoint()
+		})
 	}
 	for i, p := range c.Phases {
-		if p.OverlayDir != "" {
-			over, err := sandbox.DirEntries(p.OverlayDir, tasks.Ignored)
-			if err == nil {
-				err = box.CopyIn(ctx, "/workspace", over)
-			}
-			if err != nil {
-				return attemptOutcome{infra: fmt.Errorf("phase %d overlay: %w", p.Number, err)}
-			}
-		}
-		prompt := p.Prompt
-		if p.Number == 1 && c.CorpusDir != "" {
-			in, text, err := corpusInput(ctx, arm, c, p.Prompt, client)
-			if err != nil {
-				return attemptOutcome{infra: err}
-			}
-			a.Input, prompt = in, p.Prompt+text
+		prompt, err := phasePrompt(ctx, a, arm, c, p, box, client)
+		if err != nil {
+			return attemptOutcome{infra: err}
 		}
 		turn, err := loop.RunPhase(ctx, p.Number, prompt)
 		a.Turns = append(a.Turns, turn)
 		if err != nil || ctx.Err() != nil {
 			return out // interrupted: the caller records it
 		}
-		if infraFailure(turn) {
-			return attemptOutcome{infra: fmt.Errorf("endpoint unavailable in phase %d, the request never reached it (%s): %s", p.Number, turn.ModelErrorKind, turn.Error)}
-		}
-		if err := vanished(ctx, client, p.Number, turn); err != nil {
+		if err := turnInfra(ctx, client, p.Number, turn); err != nil {
 			return attemptOutcome{infra: err}
 		}
 		// A budget stop or an error ends the attempt; what exists is graded.
@@ -282,15 +259,10 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 		if last {
 			done()
 		}
-		snap, err := box.Snapshot(ctx, "/workspace", tasks.Ignored)
+		snap, err := r.keepSnapshot(ctx, a, p.Number, box)
 		if err != nil {
-			return attemptOutcome{infra: fmt.Errorf("snapshot phase %d: %w", p.Number, err)}
-		}
-		path := r.store.SnapshotPath(a.ID, p.Number)
-		if err := runstore.WriteFileAtomic(path, snap.Tar, 0o644); err != nil {
 			return attemptOutcome{infra: err}
 		}
-		a.Snapshots = append(a.Snapshots, evalctl.Snapshot{Phase: p.Number, File: filepath.Base(path), SHA256: snap.SHA256, Bytes: int64(len(snap.Tar))})
 		snaps = append(snaps, snap)
 		if last {
 			break
@@ -298,13 +270,68 @@ func (r *runner) runAttempt(ctx context.Context, a *evalctl.Attempt, arm *Arm, b
 	}
 	done()
 	a.ArmUnchanged = r.armUnchanged(a)
-	if cmdAgent != nil {
-		a.Agent = cmdAgent.finish(ctx)
-	}
+	a.Agent = cmdAgent.finish(ctx)
 	// The agent is done with its container: remove it, so that the next
 	// attempt's container is started while this one is graded.
 	release()
-	// Grade every phase snapshot in a fresh container.
+	return r.gradePhases(ctx, a, c, snaps)
+}
+
+// turnInfra is the infrastructure failure a finished turn shows, or nil:
+// a request that never reached the endpoint, or an endpoint that vanished
+// under the turn (vanished). Any other failure is the model's.
+func turnInfra(ctx context.Context, client *model.Client, phase int, turn evalctl.Turn) error {
+	if infraFailure(turn) {
+		return fmt.Errorf("endpoint unavailable in phase %d, the request never reached it (%s): %s", phase, turn.ModelErrorKind, turn.Error)
+	}
+	return vanished(ctx, client, phase, turn)
+}
+
+// phasePrompt readies phase p in the attempt's container (its overlay
+// copied into the workspace) and returns its prompt; the first phase of a
+// case with a corpus gets the corpus input the arm's strategy selects,
+// recorded in a.Input.
+func phasePrompt(ctx context.Context, a *evalctl.Attempt, arm *Arm, c *tasks.Case, p *tasks.Phase, box agentBox, client *model.Client) (string, error) {
+	if p.OverlayDir != "" {
+		over, err := sandbox.DirEntries(p.OverlayDir, tasks.Ignored)
+		if err == nil {
+			err = box.CopyIn(ctx, "/workspace", over)
+		}
+		if err != nil {
+			return "", fmt.Errorf("phase %d overlay: %w", p.Number, err)
+		}
+	}
+	if p.Number != 1 || c.CorpusDir == "" {
+		return p.Prompt, nil
+	}
+	in, text, err := corpusInput(ctx, arm, c, p.Prompt, client)
+	if err != nil {
+		return "", err
+	}
+	a.Input = in
+	return p.Prompt + text, nil
+}
+
+// keepSnapshot takes the workspace of the attempt's container as the
+// answer of phase, writes it to the run directory and records it in a.
+func (r *runner) keepSnapshot(ctx context.Context, a *evalctl.Attempt, phase int, box agentBox) (*sandbox.Snapshot, error) {
+	snap, err := box.Snapshot(ctx, "/workspace", tasks.Ignored)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot phase %d: %w", phase, err)
+	}
+	path := r.store.SnapshotPath(a.ID, phase)
+	if err := runstore.WriteFileAtomic(path, snap.Tar, 0o644); err != nil {
+		return nil, err
+	}
+	a.Snapshots = append(a.Snapshots, evalctl.Snapshot{Phase: phase, File: filepath.Base(path), SHA256: snap.SHA256, Bytes: int64(len(snap.Tar))})
+	return snap, nil
+}
+
+// gradePhases grades every phase snapshot in a fresh container and writes
+// each grade. Cancelled, it returns the grades written so far (the caller
+// records the attempt as interrupted); a failed grade is an
+// infrastructure failure.
+func (r *runner) gradePhases(ctx context.Context, a *evalctl.Attempt, c *tasks.Case, snaps []*sandbox.Snapshot) (out attemptOutcome) {
 	for i, s := range a.Snapshots {
 		r.prog.phase(a, fmt.Sprintf("grading phase %d", s.Phase))
 		g, err := r.grader.Grade(ctx, r.suite, c, s.Phase, snaps[i], grader.Labels{Run: r.run.ID, Attempt: a.ID})
