@@ -382,7 +382,7 @@ func (r *runner) agentFor(ctx context.Context, arm *Arm, a *evalctl.Attempt, cli
 func (r *runner) agentIdentity(arm *Arm, rec *evalctl.AgentRecord) error {
 	r.agentMu.Lock()
 	defer r.agentMu.Unlock()
-	id := rec.BinarySHA256 + " " + rec.Version + " in " + rec.ImageID
+	id := agentID(rec)
 	if r.agentIDs == nil {
 		r.agentIDs = map[string]string{}
 	}
@@ -395,6 +395,30 @@ func (r *runner) agentIdentity(arm *Arm, rec *evalctl.AgentRecord) error {
 		return fmt.Errorf("%w: arm %s ran %q, now %q: rebuild the image the run started with, or register a new arm", ErrAgentChanged, arm.Name, was, id)
 	}
 	return nil
+}
+
+// agentID is the agent program an attempt ran, as agentIdentity compares
+// it: its SHA-256 and version text, in its image.
+func agentID(rec *evalctl.AgentRecord) string {
+	return rec.BinarySHA256 + " " + rec.Version + " in " + rec.ImageID
+}
+
+// agentIDsOf is each arm's agent program as the run's first attempt of it
+// (by start time) recorded it: a resumed run holds its agents to the ones
+// its earlier sessions ran, not only to its own first attempt.
+func agentIDsOf(all []*evalctl.Attempt) map[string]string {
+	ids, first := map[string]string{}, map[string]time.Time{}
+	for _, a := range all {
+		if a.Agent == nil || a.Agent.BinarySHA256 == "" || a.StartedAt == nil {
+			continue
+		}
+		if t, ok := first[a.Arm]; ok && !a.StartedAt.Before(t) {
+			continue
+		}
+		first[a.Arm] = *a.StartedAt
+		ids[a.Arm] = agentID(a.Agent)
+	}
+	return ids
 }
 
 // vanished is the infrastructure failure of a turn whose endpoint vanished

@@ -82,6 +82,9 @@ func (r *runner) pending() ([]*evalctl.Attempt, int, error) {
 		return nil, 0, err
 	}
 	latest := runstore.Current(all)
+	r.agentMu.Lock()
+	r.agentIDs = agentIDsOf(all)
+	r.agentMu.Unlock()
 	var todo []*evalctl.Attempt
 	done := 0
 	for _, s := range r.plan.Slots {
