@@ -146,29 +146,20 @@ func BuildAgentImage(ctx context.Context, dockerfile, tag string, quiet bool, st
 		return fmt.Errorf("agent Dockerfile: %w", err)
 	}
 	start := time.Now()
-	eng, err := Connect(ctx)
+	if quiet {
+		log = nil
+	}
+	eng, base, err := connectImage(ctx, BuildOptions{Log: log})
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	recipe, err := DefaultRecipe()
-	if err != nil {
-		return err
-	}
-	opts := BuildOptions{}
-	if !quiet {
-		opts.Log = log
-	}
-	base, err := eng.Build(ctx, recipe, opts)
-	if err != nil {
-		return fmt.Errorf("sandbox image: %w", err)
-	}
-	img, err := eng.BuildAgent(ctx, base, AgentBuild{Dockerfile: dockerfile, Tag: tag, Log: opts.Log})
+	img, err := eng.BuildAgent(ctx, base, AgentBuild{Dockerfile: dockerfile, Tag: tag, Log: log})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s %s\n", img.Ref, img.ID)
-	if !quiet {
+	if log != nil {
 		fmt.Fprintf(log, "built the agent image %s on %s in %.1fs: name it in an arm as agent: {image: %s}\n", img.Ref, base.Ref, time.Since(start).Seconds(), img.Ref)
 	}
 	return nil

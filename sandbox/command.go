@@ -13,6 +13,11 @@ import (
 // ConnectImage connects to the Docker Engine and reuses (or builds, logging
 // to log) the image of the default recipe; the caller closes the engine.
 func ConnectImage(ctx context.Context, log io.Writer) (*Engine, *BuiltImage, error) {
+	return connectImage(ctx, BuildOptions{Log: log})
+}
+
+// connectImage is ConnectImage with the build's options (a forced build).
+func connectImage(ctx context.Context, opts BuildOptions) (*Engine, *BuiltImage, error) {
 	eng, err := Connect(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -22,7 +27,7 @@ func ConnectImage(ctx context.Context, log io.Writer) (*Engine, *BuiltImage, err
 		eng.Close()
 		return nil, nil, err
 	}
-	img, err := eng.Build(ctx, recipe, BuildOptions{Log: log})
+	img, err := eng.Build(ctx, recipe, opts)
 	if err != nil {
 		eng.Close()
 		return nil, nil, fmt.Errorf("sandbox image: %w", err)
@@ -35,23 +40,15 @@ func ConnectImage(ctx context.Context, log io.Writer) (*Engine, *BuiltImage, err
 // build's log and how long it took go to log.
 func BuildImage(ctx context.Context, force, quiet bool, stdout, log io.Writer) error {
 	start := time.Now()
-	eng, err := Connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	recipe, err := DefaultRecipe()
-	if err != nil {
-		return err
-	}
 	opts := BuildOptions{Force: force}
 	if !quiet {
 		opts.Log = log
 	}
-	img, err := eng.Build(ctx, recipe, opts)
+	eng, img, err := connectImage(ctx, opts)
 	if err != nil {
 		return err
 	}
+	defer eng.Close()
 	verb := "built"
 	if img.Reused {
 		verb = "reused"
