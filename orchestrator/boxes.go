@@ -112,6 +112,27 @@ type boxEntry struct {
 	image string // "": the spec's image (see boxes.images)
 	state boxState
 	yield bool // asked to give its place back while starting or being filled
+	// held is closed (or never nil and closed at once) once the attempt
+	// that took the container holds its device: from then on its place is
+	// the device's and is not given back (nil: a spare nobody took).
+	held <-chan struct{}
+}
+
+// closedChan is the held channel of a container taken by an attempt that
+// already holds its device.
+var closedChan = func() <-chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// holdsDevice says whether e's attempt holds its device now.
+func (e *boxEntry) holdsDevice() bool {
+	if e.held == nil {
+		return false
+	}
+	select {
+	case <-e.held:
+		return true
+	default:
+		return false
+	}
 }
 
 // boxes hands attempts their agent containers. Starting one is most of a
@@ -181,6 +202,10 @@ func (b *boxes) take(ctx context.Context, attempt, near, image string, class san
 	// On a pool, a spare is taken only from the engine the attempt's
 	// device prefers (when one does).
 	want := b.engine.EngineFor(near)
+	held := promote
+	if class != sandbox.ClassAhead {
+		held = closedChan
+	}
 	b.mu.Lock()
 	b.waiting[image]--
 	for i := len(b.spares) - 1; i >= 0; i-- {
@@ -189,12 +214,12 @@ func (b *boxes) take(ctx context.Context, attempt, near, image string, class san
 			continue
 		}
 		b.spares = append(b.spares[:i], b.spares[i+1:]...)
-		e.state = boxTaken
+		e.state, e.held = boxTaken, held
 		b.mu.Unlock()
 		return e, nil
 	}
 	b.mu.Unlock()
-	e := &boxEntry{state: boxStarting, image: image}
+	e := &boxEntry{state: boxStarting, image: image, held: held}
 	spec := b.specFor(image)
 	spec.Attempt, spec.Near, spec.Class = attempt, near, class
 	if class == sandbox.ClassAhead {
@@ -271,10 +296,17 @@ func (b *boxes) claim(e *boxEntry) bool {
 	return true
 }
 
-// yield is a container's answer to a pool asking for its place back.
+// yield is a container's answer to a pool asking for its place back. A
+// container whose attempt holds its device refuses, even when its place
+// was taken ahead of need (a spare, start work begun before the device):
+// the place is the device's now, of the highest class, and the attempt
+// needs no other place to give it back.
 func (b *boxes) yield(e *boxEntry) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if e.state != boxGone && e.holdsDevice() {
+		return false
+	}
 	switch e.state {
 	case boxStarting, boxTaken:
 		e.yield = true // removed once started or filled
@@ -290,8 +322,10 @@ func (b *boxes) yield(e *boxEntry) bool {
 	case boxPrepared:
 		b.goneLocked(e)
 		return true
+	case boxGone:
+		return true // being removed: its place is on its way back
 	}
-	return false
+	return false // in use: the attempt holds its device
 }
 
 // goneLocked removes e's container in the background (once).

@@ -56,6 +56,9 @@ type Places struct {
 	// grants; longest is the longest one.
 	waited, longest time.Duration
 	waits           int
+	// reclaiming says a goroutine is asking holders ahead of need for
+	// their places (reclaim); there is at most one.
+	reclaiming bool
 }
 
 // placeSlot is one engine's places.
@@ -183,9 +186,8 @@ func (p *Places) acquire(ctx context.Context, w placeWant) (*placeGrant, error) 
 	wt := &placeWaiter{placeWant: w, seq: p.seq, since: time.Now(), ready: make(chan placeResult, 1)}
 	p.insertLocked(wt)
 	p.dispatchLocked()
-	ask := p.yieldersLocked()
+	p.reclaimLocked()
 	p.mu.Unlock()
-	askYield(ask)
 	promote := w.promote
 	for {
 		select {
@@ -227,9 +229,8 @@ func (p *Places) promote(wt *placeWaiter) {
 		}
 	}
 	p.dispatchLocked()
-	ask := p.yieldersLocked()
+	p.reclaimLocked()
 	p.mu.Unlock()
-	askYield(ask)
 }
 
 func (p *Places) insertLocked(wt *placeWaiter) {
@@ -257,62 +258,75 @@ func (p *Places) tryAcquire(w placeWant) (*placeGrant, bool) {
 	return p.grantLocked(s, w), true
 }
 
-// askYield asks holders, in turn, to give a place back until one agrees.
-func askYield(ask []*placeGrant) {
-	if len(ask) == 0 {
+// reclaimLocked makes sure places taken ahead of need are asked back
+// while waiters of a higher class outnumber the places already promised
+// to come back: it starts the one reclaim goroutine unless it runs. Every
+// change that can leave such a waiter unserved calls it (a wait begins, a
+// waiter is promoted, a place is given back, an engine is lost), so no
+// waiter is left behind a holder nobody asked.
+func (p *Places) reclaimLocked() {
+	if p.reclaiming || p.nextYielderLocked() == nil {
 		return
 	}
-	go func() {
-		for _, g := range ask {
-			p := g.p
-			p.mu.Lock()
-			skip := g.asked || g.freed || g.refuse
-			g.asked = true
-			p.mu.Unlock()
-			if skip {
-				continue
-			}
-			if g.want.yield() {
-				return
-			}
-			// A refusal may come after another waiter counted on this
-			// holder: the others are asked now.
-			p.mu.Lock()
-			g.refuse = true
-			more := p.yieldersLocked()
-			p.mu.Unlock()
-			askYield(more)
-			return
-		}
-	}()
+	p.reclaiming = true
+	go p.reclaim()
 }
 
-// yieldersLocked lists the holders of places taken ahead of need that may
-// be asked (newest first) when more waiters of a higher class wait than
-// holders were asked already.
-func (p *Places) yieldersLocked() []*placeGrant {
+// reclaim asks holders, newest first and one at a time, to give their
+// place back until no waiter of a higher class is left uncovered. The
+// state is read afresh before each ask, so a place given back meanwhile
+// or an engine lost meanwhile is counted.
+func (p *Places) reclaim() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		g := p.nextYielderLocked()
+		if g == nil {
+			p.reclaiming = false
+			return
+		}
+		g.asked = true
+		p.mu.Unlock()
+		ok := g.want.yield() // never under p.mu: the holder may free at once
+		p.mu.Lock()
+		if !ok {
+			g.refuse = true
+		}
+	}
+}
+
+// nextYielderLocked is the holder to ask next, or nil when none need be:
+// the waiters of a higher class than ClassAhead, less the places holders
+// agreed to give back and have not yet, are none, or nobody is left to
+// ask. Only places on engines still live count or are asked: a place on
+// a drained engine serves nobody.
+func (p *Places) nextYielderLocked() *placeGrant {
 	need := 0
 	for _, w := range p.queue {
 		if w.class < ClassAhead {
 			need++
 		}
 	}
-	var free []*placeGrant
+	if need == 0 {
+		return nil
+	}
+	var next *placeGrant
 	for g := range p.held {
-		if g.want.class != ClassAhead || g.want.yield == nil || g.refuse {
+		if g.want.class != ClassAhead || g.want.yield == nil || g.refuse || g.slot.lost() {
 			continue
 		}
 		if g.asked {
-			need--
+			need-- // agreed, its place is on its way back
 			continue
 		}
-		free = append(free, g)
+		if next == nil || g.since.After(next.since) {
+			next = g
+		}
 	}
-	if need <= 0 || len(free) == 0 {
+	if need <= 0 {
 		return nil
 	}
-	sort.Slice(free, func(i, j int) bool { return free[i].since.After(free[j].since) })
-	return free
+	return next
 }
 
 // dispatchLocked grants free places to the waiters in order.
@@ -393,6 +407,7 @@ func (g *placeGrant) free() {
 	delete(p.held, g)
 	p.last = time.Now()
 	p.dispatchLocked()
+	p.reclaimLocked()
 }
 
 // wake re-runs the grants after an engine was lost (its waiters go to
@@ -402,9 +417,8 @@ func (p *Places) wake() {
 	p.dispatchLocked()
 	// A drained engine's places are gone: the waiters may now need what
 	// is held ahead of need elsewhere.
-	ask := p.yieldersLocked()
+	p.reclaimLocked()
 	p.mu.Unlock()
-	askYield(ask)
 }
 
 // lastChange is when a place was last granted or freed.

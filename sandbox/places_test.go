@@ -4,6 +4,7 @@ import (
 	"errors"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -101,4 +102,84 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 	t.Fatal("condition not met")
+}
+
+// TestPlacesReclaimAfterDrain: when an engine is drained, the places held
+// ahead of need on it serve nobody, so the waiter's claim goes to the
+// holders on the engines left: a holder on the drained engine that agrees
+// to give its place back (at once or later) does not stand in for one
+// that can serve the waiter.
+func TestPlacesReclaimAfterDrain(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// drainFirst drains e0 before the attempt waits; otherwise the
+		// attempt waits first, e0's holder agrees (but is slow to give
+		// the place back) and then e0 is drained.
+		drainFirst bool
+	}{
+		{"drained before the wait", true},
+		{"drained while its holder gives the place back", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var lost atomic.Bool
+			p := NewPlaces([]PlaceEngine{
+				{Name: "e0", Machine: "m0", Capacity: 1, Lost: lost.Load},
+				{Name: "e1", Machine: "m1", Capacity: 1, Lost: func() bool { return false }},
+			})
+			asked := make(chan string, 4)
+			hold := func(near, who string, freeAtOnce bool) *Place {
+				pl, ok := p.TryAcquire(Spec{Near: near, Attempt: who})
+				if !ok {
+					t.Fatalf("no place ahead for %s", who)
+				}
+				pl.g.want.yield = func() bool {
+					asked <- who
+					if freeAtOnce {
+						pl.Free()
+					}
+					return true
+				}
+				return pl
+			}
+			older := hold("m1", "b", true)
+			newer := hold("m0", "c", tc.drainFirst)
+			if older.Engine() != "e1" || newer.Engine() != "e0" {
+				t.Fatalf("held on %s and %s, want e1 and e0", older.Engine(), newer.Engine())
+			}
+			newer.g.since = older.g.since.Add(time.Second) // asked first when both may be
+			if tc.drainFirst {
+				lost.Store(true)
+				p.Wake()
+			}
+			got := make(chan placeResult, 1)
+			go func() {
+				pl, err := p.Acquire(t.Context(), Spec{Class: ClassAttempt, Attempt: "a"})
+				if err != nil {
+					got <- placeResult{err: err}
+					return
+				}
+				got <- placeResult{g: pl.g}
+			}()
+			if !tc.drainFirst {
+				if who := <-asked; who != "c" {
+					t.Fatalf("%s asked first, want c (the newest)", who)
+				}
+				lost.Store(true)
+				p.Wake()
+			}
+			select {
+			case r := <-got:
+				if r.err != nil {
+					t.Fatal(r.err)
+				}
+				if r.g.slot.name != "e1" {
+					t.Fatalf("granted on %s, want e1", r.g.slot.name)
+				}
+				r.g.free()
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the attempt still waits: %s", p.Describe())
+			}
+			newer.Free()
+		})
+	}
 }
