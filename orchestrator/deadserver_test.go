@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/internal/poll"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
@@ -41,16 +42,10 @@ func TestDeadServerIsInfra(t *testing.T) {
 	}()
 	// Kill the server once the attempt's response is being generated.
 	client := model.New(model.Config{BaseURL: srv.URL()})
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if n, err := client.Busy(context.Background()); err == nil && n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the attempt never reached the server")
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
-	}
+	poll.Until(t, "the attempt's request in the server", 2*time.Minute, func() bool {
+		n, err := client.Busy(context.Background())
+		return err == nil && n > 0
+	})
 	srv.Close()
 	r := <-done
 	if !errors.Is(r.err, orchestrator.ErrIncomplete) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/internal/poll"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
@@ -30,11 +31,11 @@ func TestGuardCheckedWhenTheDeviceIsTaken(t *testing.T) {
 	go func() {
 		// Once the first attempt's request is in the server.
 		c := model.New(model.Config{BaseURL: srv.URL()})
-		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if n, err := c.Busy(context.Background()); err == nil && n > 0 {
-				os.WriteFile(stop, nil, 0o644)
-				return
-			}
+		if poll.For(2*time.Minute, func() bool {
+			n, err := c.Busy(context.Background())
+			return err == nil && n > 0
+		}) {
+			os.WriteFile(stop, nil, 0o644)
 		}
 	}()
 	// No preflight: its request would make the server busy before the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/internal/poll"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 	"github.com/evalctl/evalctl/results/report"
@@ -329,13 +330,9 @@ func deadURL(t *testing.T) string {
 // waitUntil polls cond until it holds or a deadline passes (then it
 // reports what it waited for and returns false). Safe from any goroutine.
 func waitUntil(t *testing.T, what string, cond func() bool) bool {
-	deadline := waitDeadline(t)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Errorf("timed out waiting for %s", what)
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !poll.ForTest(t, cond) {
+		t.Errorf("timed out waiting for %s", what)
+		return false
 	}
 	return true
 }

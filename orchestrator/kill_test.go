@@ -9,11 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
-
-	"github.com/evalctl/evalctl/internal/poll"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/internal/poll"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 	"github.com/evalctl/evalctl/orchestrator/serving"
@@ -75,16 +73,6 @@ func toolRan(dir string) bool {
 	return false
 }
 
-// waitDeadline is when a test's wait for a condition gives up: shortly
-// before the test binary's own deadline (go test -timeout), so a slow
-// machine waits as long as the run allows instead of a fixed time.
-func waitDeadline(t *testing.T) time.Time {
-	if d, ok := t.Deadline(); ok {
-		return d.Add(-30 * time.Second)
-	}
-	return time.Now().Add(10 * time.Minute)
-}
-
 // grading returns the attempts that have their snapshot but no grade yet.
 func grading(dir string) map[string]bool {
 	out := map[string]bool{}
@@ -127,7 +115,7 @@ func TestKillNineAndResume(t *testing.T) {
 		return cmd
 	}
 	waitFor := func(what string, cond func() bool, cmd *exec.Cmd) {
-		if !poll.For(time.Until(waitDeadline(t)), cond) {
+		if !poll.ForTest(t, cond) {
 			cmd.Process.Kill()
 			t.Fatalf("timed out waiting for %s", what)
 		}
@@ -337,18 +325,16 @@ func TestCtrlCRecordsInterruptedAndRemovesContainers(t *testing.T) {
 	}
 	var dir string
 	removeRunContainers(t, eng, func() string { return dir })
-	deadline := waitDeadline(t)
-	for {
+	if !poll.ForTest(t, func() bool {
 		m, _ := filepath.Glob(filepath.Join(out, "*", runstore.EventsFile))
 		if len(m) == 1 && count(events(filepath.Dir(m[0])), "start") >= 1 && toolRan(filepath.Dir(m[0])) {
 			dir = filepath.Dir(m[0])
-			break
+			return true
 		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("no attempt started")
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}) {
+		cmd.Process.Kill()
+		t.Fatal("no attempt started")
 	}
 	cmd.Process.Signal(os.Interrupt)
 	err = cmd.Wait()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/internal/poll"
 	"github.com/evalctl/evalctl/orchestrator"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
@@ -267,27 +268,20 @@ func TestPoolReplicaDiesMidStream(t *testing.T) {
 		return false
 	}
 	var killed string
-	deadline := time.Now().Add(5 * time.Minute)
-	for killed == "" {
+	poll.Until(t, "a replica seen generating", 5*time.Minute, func() bool {
 		for u := range byURL {
 			if n, err := model.New(model.Config{BaseURL: u}).Busy(context.Background()); err == nil && n > 0 && running(u) {
 				killed = u
-				break
+				return true
 			}
-		}
-		if killed != "" {
-			break
 		}
 		select {
 		case r := <-done:
 			t.Fatalf("the run ended (%v) before any replica was seen generating", r.err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no replica was ever seen generating")
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval
-	}
+		return false
+	})
 	byURL[killed].Close()
 	var other string
 	for u := range byURL {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl"
+	"github.com/evalctl/evalctl/internal/poll"
 )
 
 // TestPoolFailsOver: a replica whose attempt failed and whose health probe
@@ -57,13 +58,7 @@ func TestPoolFailsOver(t *testing.T) {
 		devs.release(reps[k].Device)
 	}
 	dead.Store(false)
-	deadline := time.Now().Add(30 * time.Second)
-	for rot.isOut("http://r1") {
-		if time.Now().After(deadline) {
-			t.Fatal("the replica never came back after its probe passed")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Until(t, "the replica back in rotation after its probe passed", 30*time.Second, func() bool { return !rot.isOut("http://r1") })
 	got := map[int]bool{}
 	for range 4 {
 		k := devs.acquire(ctx, "a", reps)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl/internal/poll"
-
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 )
@@ -171,14 +170,10 @@ func TestForkBombIsContainedByPIDLimit(t *testing.T) {
 		t.Errorf("stderr does not show the PID limit refusing forks: %.300s", res.Stderr)
 	}
 	// The bomb's processes were reaped with the command; the sandbox works.
-	var ok bool
-	for i := 0; i < 20 && !ok; i++ {
+	ok := poll.For(10*time.Second, func() bool {
 		res, err := c.Exec(context.Background(), []string{"true"}, sandbox.ExecOptions{Timeout: 5 * time.Second})
-		ok = err == nil && res.ExitCode == 0
-		if !ok {
-			time.Sleep(250 * time.Millisecond)
-		}
-	}
+		return err == nil && res.ExitCode == 0
+	})
 	if !ok {
 		t.Fatal("sandbox unusable after the fork bomb")
 	}

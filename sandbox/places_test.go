@@ -2,11 +2,12 @@ package sandbox
 
 import (
 	"errors"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/evalctl/evalctl/internal/poll"
 )
 
 // TestMismatchSaysFoundAndExpected: a load that left another image names
@@ -94,14 +95,7 @@ func TestPlacesGrantByClass(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for range 5000 {
-		if cond() {
-			return
-		}
-		runtime.Gosched()
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatal("condition not met")
+	poll.Until(t, "the waiters", 5*time.Second, cond)
 }
 
 // TestPlacesReclaimAfterDrain: when an engine is drained, the places held

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl/cmd/evalctl/internal/cli"
+	"github.com/evalctl/evalctl/internal/poll"
 )
 
 func TestServeModelErrors(t *testing.T) {
@@ -61,12 +62,12 @@ func TestServeModelServes(t *testing.T) {
 		done <- run(ctx, &cli.Env{Stdout: &out, Stderr: &errb}, []string{"serve-model", "--addr", "127.0.0.1:0", "--ctx-size", "4096"})
 	}()
 	var url string
-	for i := 0; i < 100 && url == ""; i++ {
-		time.Sleep(20 * time.Millisecond)
+	poll.For(10*time.Second, func() bool {
 		if f := strings.Fields(out.String()); len(f) > 4 && strings.HasPrefix(f[4], "http://") {
 			url = f[4]
 		}
-	}
+		return url != ""
+	})
 	if url == "" {
 		t.Fatalf("no URL announced: %q %q", out.String(), errb.String())
 	}

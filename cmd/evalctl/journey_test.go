@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl/internal/poll"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/sandbox/sandboxtest"
 )
@@ -478,17 +479,7 @@ func checkCancelled(j *journey, r stepResult) {
 
 // waitUntil polls cond until it holds or the test's deadline is near.
 func waitUntil(t *testing.T, cond func() bool) bool {
-	deadline := time.Now().Add(10 * time.Minute)
-	if d, ok := t.Deadline(); ok {
-		deadline = d.Add(-30 * time.Second)
-	}
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return cond()
+	return poll.ForTest(t, cond)
 }
 
 func freeLoopbackPort(t *testing.T) string {

@@ -65,3 +65,20 @@ func loadPerCore() float64 {
 	}
 	return l / float64(runtime.NumCPU())
 }
+
+// ForTest calls cond until it returns true (true) or the test's own
+// deadline is 30 s away (false; without a deadline, after ten minutes):
+// for waits on work whose length the test cannot bound better, such as
+// a whole cohort, with time left to clean up and report.
+func ForTest(t interface{ Deadline() (time.Time, bool) }, cond func() bool) bool {
+	end := time.Now().Add(10 * time.Minute)
+	if d, ok := t.Deadline(); ok {
+		end = d.Add(-30 * time.Second)
+	}
+	for ; !cond(); time.Sleep(Interval) {
+		if time.Now().After(end) {
+			return cond()
+		}
+	}
+	return true
+}

@@ -36,3 +36,23 @@ func TestFor(t *testing.T) {
 		t.Error("a condition that held at the deadline was reported as never")
 	}
 }
+
+type deadlineOf time.Time
+
+func (d deadlineOf) Deadline() (time.Time, bool) { return time.Time(d), true }
+
+func TestForTest(t *testing.T) {
+	n := 0
+	if !ForTest(t, func() bool { n++; return n == 3 }) || n != 3 {
+		t.Errorf("ForTest stopped after %d looks, want 3 and true", n)
+	}
+	// A deadline 30 s away or nearer leaves no time to wait: one look.
+	n = 0
+	start := time.Now()
+	if ForTest(deadlineOf(time.Now().Add(30*time.Second)), func() bool { n++; return false }) {
+		t.Error("ForTest reported a condition that never held")
+	}
+	if n > 2 || time.Since(start) > 5*time.Second {
+		t.Errorf("ForTest looked %d times over %v with no time left before the test's deadline", n, time.Since(start))
+	}
+}

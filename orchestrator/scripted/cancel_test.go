@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalctl/evalctl/internal/poll"
 	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 )
@@ -38,11 +39,10 @@ func TestCancelTakesEffectLate(t *testing.T) {
 		if *mid.GeneratedTokens != *before.GeneratedTokens {
 			t.Errorf("stream=%v: counted %v tokens before the slot was released", stream, *mid.GeneratedTokens-*before.GeneratedTokens)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for busy > 0 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond) // poll interval
+		poll.For(5*time.Second, func() bool {
 			busy, _ = c.Busy(ctx)
-		}
+			return busy == 0
+		})
 		idleAfter := time.Since(cutAt)
 		after, _ := c.Counters(ctx)
 		if busy != 0 || idleAfter < delay*9/10 {
