@@ -93,6 +93,10 @@ func (f *fakeEngines) StartIfFree(ctx context.Context, spec sandbox.Spec) (agent
 
 func (f *fakeEngines) Waiting() bool { return f.places.Waiters() > 0 }
 
+// Drain is a no-op: a killed fake engine is drained already (its places
+// see it lost).
+func (f *fakeEngines) Drain(ctx context.Context, c agentBox) {}
+
 func (f *fakeEngines) EngineFor(near string) string {
 	if l := f.lost[near]; l != nil && !l.Load() {
 		return near
