@@ -98,7 +98,9 @@ type testKnobs struct {
 
 // Sandboxes start containers, remove a run's leftovers, build the image
 // and look up agent images (ImageID); *sandbox.Engine (one engine) and
-// *sandbox.Hosts (a pool) satisfy it.
+// *sandbox.Hosts (a pool) satisfy it. The runner calls the containers
+// they start only through agentBox (engineBoxes) and the grader's
+// interface of its own.
 type Sandboxes interface {
 	Start(ctx context.Context, spec sandbox.Spec) (*sandbox.Container, error)
 	Prune(ctx context.Context, labels map[string]string) ([]string, error)
