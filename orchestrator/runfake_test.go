@@ -196,6 +196,8 @@ type fakeRun struct {
 	eng    *fakeSandboxes
 	boxes  *memBoxes
 	grades *fakeGrades
+	// places, when set, start the agent containers instead of boxes.
+	places *fakeEngines
 }
 
 func newFakeRun() *fakeRun {
@@ -204,7 +206,11 @@ func newFakeRun() *fakeRun {
 
 func (f *fakeRun) run(ctx context.Context, opts Options) (*Result, error) {
 	opts.Engine, opts.Image, opts.Progress = f.eng, fakeImage, io.Discard
-	return runWith(ctx, opts, backends{boxes: f.boxes, grades: f.grades})
+	var b boxStarter = f.boxes
+	if f.places != nil {
+		b = f.places
+	}
+	return runWith(ctx, opts, backends{boxes: b, grades: f.grades})
 }
 
 // fakePlan is a plan of 4 slots (2 cases x 2 repeats, one arm on the
@@ -570,5 +576,70 @@ func checkInfra(t *testing.T, f *fakeRun, s runState, why string, drained int) {
 	}
 	if _, _, d := f.boxes.counts(); d != drained {
 		t.Errorf("engine drained %d times, want %d", d, drained)
+	}
+}
+
+// TestRunnerSchedulesPlacesOnFakes: the runner's agent containers take
+// sandbox places (the real scheduler, sandbox.Places, over fake engines):
+// with more attempts in flight than places, no more containers exist at
+// once than there are places, and the cohort completes; an engine lost
+// mid-run loses no attempt (its failures are the engine's, replaced on
+// resume).
+func TestRunnerSchedulesPlacesOnFakes(t *testing.T) {
+	const slots = 4
+	for _, tc := range []struct {
+		name string
+		caps []int
+		// kill, when set, kills engine e0 at the first grade.
+		kill bool
+	}{
+		{name: "two in flight, one place", caps: []int{1}},
+		{name: "three in flight, two engines of one place", caps: []int{1, 1}},
+		{name: "an engine killed mid-run", caps: []int{1, 1}, kill: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := fakeServer(t)
+			f := newFakeRun()
+			f.places = newFakeEngines(1, tc.caps, 0)
+			if tc.kill {
+				var once sync.Once
+				f.grades.grade = func(ctx context.Context, n int) error {
+					once.Do(func() { f.places.kill("e0") })
+					return nil
+				}
+			}
+			conc := len(tc.caps) + 1
+			res, err := f.run(context.Background(), Options{Plan: fakePlan(t, srv.URL(), fmt.Sprintf("concurrency: %d\n", conc)), OutDir: t.TempDir()})
+			if err != nil && !(tc.kill && errors.Is(err, ErrIncomplete)) {
+				t.Fatalf("run: %v", err)
+			}
+			places := 0
+			for _, c := range tc.caps {
+				places += c
+			}
+			if p := f.places.peak.Load(); p > int64(places) || p == 0 {
+				t.Errorf("%d containers at once on %d places", p, places)
+			}
+			if n := f.places.live.Load(); n != 0 {
+				t.Errorf("%d containers left after the run", n)
+			}
+			s := readRunState(t, res.Dir)
+			t.Logf("first session: %v, peak %d containers", s.states, f.places.peak.Load())
+			for _, a := range s.all {
+				if a.State == evalctl.InfraFailed && !strings.Contains(a.Error, sandbox.ErrEngineLost.Error()) {
+					t.Errorf("attempt %s failed as infrastructure, not its engine's: %s", a.ID, a.Error)
+				}
+			}
+			if err != nil {
+				if _, err := f.run(context.Background(), Options{ResumeDir: res.Dir, ReplaceInfra: true}); err != nil {
+					t.Fatalf("resume: %v", err)
+				}
+				s = readRunState(t, res.Dir)
+			}
+			checkFinished(t, s, slots)
+			if !tc.kill && len(s.all) != slots {
+				t.Errorf("%d records for %d slots", len(s.all), slots)
+			}
+		})
 	}
 }
