@@ -50,9 +50,9 @@ var _ gradeBox = (*sandbox.Container)(nil)
 // containers as boxes (engineBoxes), or a fake in the package's tests.
 type gradeBoxes interface {
 	Start(ctx context.Context, spec sandbox.Spec) (gradeBox, error)
-	// Drain drains b's engine from a pool of engines, so that the next
-	// container goes to another; false when there is no pool, or no
-	// other engine to go to.
+	// Drain checks b's engine after its work failed and, when it stopped
+	// answering, drains it from the pool (the next container goes to
+	// another) and reports true; false with no pool.
 	Drain(ctx context.Context, b gradeBox) bool
 	// Pool says whether the boxes come from a pool of engines (a grade
 	// whose engine was lost is tried again on another).
