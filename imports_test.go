@@ -111,7 +111,7 @@ var layers = []layer{
 		{"orchestrator/screen", "throughput screens and capacity probes of serving configurations, and their reports (summary reads them, so they sit below it)"},
 	}},
 	{"grader/results", "what grades answers, and what reads finished runs", []owned{
-		{"grader", "grading an answer snapshot in a fresh sandbox: check groups, protected files, test ids"},
+		{"grader", "grading an answer snapshot in a fresh sandbox: check groups, protected files, test ids; it calls its container through an interface of its own (gradeBox), which gradefake_test.go fakes under -short"},
 		{"grader/controls", "negative controls, the fixture gate, and the grading half of 'cases import'"},
 		{"grader/regrade", "regrading stored answers under another suite version, and fixture diagnoses"},
 		{"results/power", "sample sizes for a paired cohort (speed ratio, pass-rate difference), their GPU hours, and the anytime-valid confidence sequence a stop rule reads"},
@@ -122,7 +122,7 @@ var layers = []layer{
 		{"results/view", "the live web viewer"},
 	}},
 	{"orchestrator", "what runs cohorts", []owned{
-		{"orchestrator", "plans decoded and validated, registration, the runner (scheduling, attempts, resume, reruns)"},
+		{"orchestrator", "plans decoded and validated, registration, the runner (scheduling, attempts, resume, reruns); it calls containers through interfaces of its own (agentBox, boxStarter) and grades through one (grades), which runfake_test.go fakes under -short"},
 		{"orchestrator/agent", "the built-in tool-calling loop of one attempt, and its measurements"},
 		{"orchestrator/proxy", "the recording proxy of agent-command arms: the agent's model calls made, recorded and budgeted as the built-in loop does"},
 		{"orchestrator/demo", "'evalctl demo': the whole job on embedded defaults"},

@@ -30,10 +30,63 @@ type Engine interface {
 	Start(ctx context.Context, spec sandbox.Spec) (*sandbox.Container, error)
 }
 
+// gradeBox is what a grade calls on its container: the answer and the checks
+// copied in, the check groups' commands, ending what they left running,
+// where it ran and its removal.
+type gradeBox interface {
+	Exec(ctx context.Context, cmd []string, opt sandbox.ExecOptions) (*sandbox.ExecResult, error)
+	CopyInReadOnly(ctx context.Context, dir string, entries []sandbox.Entry) error
+	CopyInPrivate(ctx context.Context, dir string, entries []sandbox.Entry, user string) error
+	KillAll(ctx context.Context)
+	Remove(ctx context.Context) error
+	EngineName() string
+	// EngineLost asks the engine whether it still answers.
+	EngineLost(ctx context.Context) bool
+}
+
+var _ gradeBox = (*sandbox.Container)(nil)
+
+// gradeBoxes is what a grade starts its container through: an Engine's
+// containers as boxes (engineBoxes), or a fake in the package's tests.
+type gradeBoxes interface {
+	Start(ctx context.Context, spec sandbox.Spec) (gradeBox, error)
+	// Drain checks b's engine after its work failed and, when it stopped
+	// answering, drains it from the pool (the next container goes to
+	// another) and reports true; false with no pool.
+	Drain(ctx context.Context, b gradeBox) bool
+	// Pool says whether the boxes come from a pool of engines (a grade
+	// whose engine was lost is tried again on another).
+	Pool() bool
+}
+
+// engineBoxes are the boxes of an Engine.
+type engineBoxes struct{ e Engine }
+
+var _ gradeBoxes = engineBoxes{}
+
+func (e engineBoxes) Start(ctx context.Context, spec sandbox.Spec) (gradeBox, error) {
+	c, err := e.e.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (e engineBoxes) Drain(ctx context.Context, b gradeBox) bool {
+	pool, ok := e.e.(drainer)
+	c, isContainer := b.(*sandbox.Container)
+	return ok && isContainer && pool.Drain(ctx, c)
+}
+
+func (e engineBoxes) Pool() bool {
+	_, ok := e.e.(drainer)
+	return ok
+}
+
 // Grader grades snapshots. It is safe for concurrent use; at most
 // Concurrency grades run at once.
 type Grader struct {
-	engine Engine
+	engine gradeBoxes
 	// image is the sandbox image reference, imageID its ID (recorded).
 	image, imageID string
 	limits         sandbox.Limits
@@ -50,11 +103,16 @@ type Options struct {
 
 // New returns a grader using the given engine and sandbox image.
 func New(engine Engine, image, imageID string, opts Options) *Grader {
+	return newGrader(engineBoxes{engine}, image, imageID, opts)
+}
+
+// newGrader is New over gradeBoxes.
+func newGrader(b gradeBoxes, image, imageID string, opts Options) *Grader {
 	n := opts.Concurrency
 	if n < 1 {
 		n = 1
 	}
-	return &Grader{engine: engine, image: image, imageID: imageID, limits: opts.Limits, slots: make(chan struct{}, n)}
+	return &Grader{engine: b, image: image, imageID: imageID, limits: opts.Limits, slots: make(chan struct{}, n)}
 }
 
 // Labels tie a grading container to the run and attempt it grades, so a
@@ -75,10 +133,10 @@ const maxEngineTries = 3
 // another (a grade is a pure function of answer, case and image, so the
 // retry changes nothing but the engine recorded).
 func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels Labels) (*evalctl.Grade, error) {
+	isPool := g.engine.Pool()
 	for try := 1; ; try++ {
-		var box *sandbox.Container
+		var box gradeBox
 		gr, err := g.grade(ctx, s, c, phase, answer, labels, &box)
-		pool, isPool := g.engine.(drainer)
 		if err == nil && isPool && box != nil && box.EngineLost(ctx) {
 			// An engine that died under the last command can make it look
 			// like the answer's failure: such a grade is not kept.
@@ -90,7 +148,7 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 			}
 			return gr, nil
 		}
-		if !isPool || box == nil || ctx.Err() != nil || try == maxEngineTries || !pool.Drain(ctx, box) {
+		if !isPool || box == nil || ctx.Err() != nil || try == maxEngineTries || !g.engine.Drain(ctx, box) {
 			if box != nil && ctx.Err() == nil && box.EngineLost(ctx) {
 				return nil, fmt.Errorf("%w: engine %s: %w", sandbox.ErrEngineLost, box.EngineName(), err)
 			}
@@ -100,7 +158,7 @@ func (g *Grader) Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 }
 
 // grade is one try of Grade; used is the container it ran in.
-func (g *Grader) grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels Labels, used **sandbox.Container) (*evalctl.Grade, error) {
+func (g *Grader) grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels Labels, used *gradeBox) (*evalctl.Grade, error) {
 	p := c.Phase(phase)
 	if p == nil {
 		return nil, fmt.Errorf("grade %s: case has no phase %d", c.Name, phase)
@@ -174,7 +232,7 @@ func (g *Grader) grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 // warmRunners starts the two command runners (one container runtime exec
 // each, the bulk of a grade's fixed cost) while the answer and checks are
 // copied; the channel closes when both are up.
-func warmRunners(ctx context.Context, box *sandbox.Container) <-chan struct{} {
+func warmRunners(ctx context.Context, box gradeBox) <-chan struct{} {
 	warm := make(chan struct{})
 	go func() {
 		defer close(warm)
@@ -194,7 +252,7 @@ func warmRunners(ctx context.Context, box *sandbox.Container) <-chan struct{} {
 // runGroups runs the phase's check groups in their running order and
 // records them in gr in the case's order; a required group that fails
 // unsolves it.
-func runGroups(ctx context.Context, box *sandbox.Container, c *tasks.Case, p *tasks.Phase, gr *evalctl.Grade) error {
+func runGroups(ctx context.Context, box gradeBox, c *tasks.Case, p *tasks.Phase, gr *evalctl.Grade) error {
 	for _, grp := range orderGroups(p.Groups) {
 		res, err := runGroup(ctx, box, grp)
 		if err != nil {

@@ -22,7 +22,7 @@ const outputTail = 4000
 const reportCap = 32 << 20
 
 // runGroup runs one check group in box and reads its result.
-func runGroup(ctx context.Context, box *sandbox.Container, g *tasks.Group) (*evalctl.GroupResult, error) {
+func runGroup(ctx context.Context, box gradeBox, g *tasks.Group) (*evalctl.GroupResult, error) {
 	start := time.Now()
 	res := &evalctl.GroupResult{Name: g.Name, Required: g.Required}
 	dir := "/tmp/evalctl-" + randomName()
@@ -105,7 +105,7 @@ func answerHostCommand(sock string) []string {
 // directory and pytest's base temporary directory have unrelated random
 // names: the answer's host learns its socket's name, and from it nothing
 // of the others (the answer cannot make them before the harness does).
-func runPytest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir string, remaining func() time.Duration, res *evalctl.GroupResult) error {
+func runPytest(ctx context.Context, box gradeBox, g *tasks.Group, dir string, remaining func() time.Duration, res *evalctl.GroupResult) error {
 	junit := dir + "/junit.xml"
 	sock := "/tmp/evalctl-" + randomName() + ".sock"
 	host, err := box.Exec(ctx, answerHostCommand(sock), sandbox.ExecOptions{Detach: true, Timeout: remaining()})
@@ -232,7 +232,7 @@ for root, dirs, names in os.walk("/workspace"):
 print(json.dumps({"files": files, "failed": failed}))
 `
 
-func runPyCompile(ctx context.Context, box *sandbox.Container, remaining func() time.Duration, res *evalctl.GroupResult) error {
+func runPyCompile(ctx context.Context, box gradeBox, remaining func() time.Duration, res *evalctl.GroupResult) error {
 	out, err := box.Exec(ctx, []string{"python3", "-I", "-B", "-c", pyCompileScript}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
 	if err != nil {
 		return err
@@ -256,7 +256,7 @@ func runPyCompile(ctx context.Context, box *sandbox.Container, remaining func() 
 // image's typecheck.js, which neutralises the pragmas that switch checking
 // off (@ts-nocheck, @ts-ignore, @ts-expect-error) in the answer's files,
 // so the group judges the answer's types.
-func runTSC(ctx context.Context, box *sandbox.Container, g *tasks.Group, remaining func() time.Duration, res *evalctl.GroupResult) error {
+func runTSC(ctx context.Context, box gradeBox, g *tasks.Group, remaining func() time.Duration, res *evalctl.GroupResult) error {
 	out, err := box.Exec(ctx, []string{"node", "/opt/evalctl/typecheck.js", g.TSConfig}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
 	if err != nil {
 		return err
@@ -271,7 +271,7 @@ func runTSC(ctx context.Context, box *sandbox.Container, g *tasks.Group, remaini
 	return nil
 }
 
-func runNodeTest(ctx context.Context, box *sandbox.Container, g *tasks.Group, dir string, remaining func() time.Duration, res *evalctl.GroupResult) error {
+func runNodeTest(ctx context.Context, box gradeBox, g *tasks.Group, dir string, remaining func() time.Duration, res *evalctl.GroupResult) error {
 	outDir := dir + "/build"
 	// Type errors are the typecheck groups' business: tsc still emits, and
 	// behaviour is judged by the tests. The build directory gets its own

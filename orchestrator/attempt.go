@@ -154,11 +154,7 @@ func (r *runner) agentEngineLost(ctx context.Context, box agentBox, err error) e
 	if ctx.Err() != nil || !box.EngineLost(ctx) {
 		return err
 	}
-	if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
-		if c, ok := box.(*sandbox.Container); ok {
-			pool.Drain(ctx, c)
-		}
-	}
+	r.boxes.engine.Drain(ctx, box)
 	return fmt.Errorf("%w: engine %s (the attempt's agent sandbox): %v", sandbox.ErrEngineLost, box.EngineName(), err)
 }
 

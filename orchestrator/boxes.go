@@ -7,8 +7,10 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/sandbox"
+	"github.com/evalctl/evalctl/tasks"
 )
 
 // agentBox is what the runner calls on an attempt's agent container: the
@@ -36,8 +38,25 @@ var (
 	_ grader.Engine = (*sandbox.Hosts)(nil)
 )
 
+// grades is what the runner calls of its grader: an answer snapshot of a
+// case's phase graded in a fresh container.
+type grades interface {
+	Grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase int, answer *sandbox.Snapshot, labels grader.Labels) (*evalctl.Grade, error)
+}
+
+var _ grades = (*grader.Grader)(nil)
+
+// backends are what the runner reaches sandboxes through once a run is
+// registered or resumed: its agent containers and its grades. Run builds
+// both over Options.Engine (nil fields); the package's tests hand runWith
+// fakes, so that the runner's state machine runs without Docker.
+type backends struct {
+	boxes  boxStarter
+	grades grades
+}
+
 // boxStarter starts agent containers for the runner: one engine or a pool
-// of engines (engineBoxes), or a fake in the scheduler's unit tests.
+// of engines (engineBoxes), or a fake in the package's tests.
 type boxStarter interface {
 	// Start waits for a place of spec.Class and starts a container there.
 	Start(ctx context.Context, spec sandbox.Spec) (agentBox, error)
@@ -48,6 +67,9 @@ type boxStarter interface {
 	Waiting() bool
 	// EngineFor is the engine containers near a device go to ("": any).
 	EngineFor(near string) string
+	// Drain takes the engine of c, which stopped answering, out of a
+	// pool: nothing more is placed there (no-op on one engine).
+	Drain(ctx context.Context, c agentBox)
 }
 
 // engineBoxes is a boxStarter over the run's Sandboxes.
@@ -88,6 +110,16 @@ func (e engineBoxes) EngineFor(near string) string {
 		return h.EngineFor(near)
 	}
 	return ""
+}
+
+// Drain drains c's engine when the sandboxes are a pool and c one of its
+// containers.
+func (e engineBoxes) Drain(ctx context.Context, c agentBox) {
+	if h, ok := e.s.(*sandbox.Hosts); ok {
+		if c, ok := c.(*sandbox.Container); ok {
+			h.Drain(ctx, c)
+		}
+	}
 }
 
 // errYielded means a container started ahead of need gave its place back

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl"
-	"github.com/evalctl/evalctl/grader"
 	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/sandbox"
 	"github.com/evalctl/evalctl/tasks"
@@ -99,7 +98,9 @@ type testKnobs struct {
 
 // Sandboxes start containers, remove a run's leftovers, build the image
 // and look up agent images (ImageID); *sandbox.Engine (one engine) and
-// *sandbox.Hosts (a pool) satisfy it.
+// *sandbox.Hosts (a pool) satisfy it. The runner calls the containers
+// they start only through agentBox (engineBoxes) and the grader's
+// interface of its own.
 type Sandboxes interface {
 	Start(ctx context.Context, spec sandbox.Spec) (*sandbox.Container, error)
 	Prune(ctx context.Context, labels map[string]string) ([]string, error)
@@ -117,6 +118,12 @@ type Result struct {
 
 // Run registers (or resumes) a run and executes its attempts.
 func Run(ctx context.Context, opts Options) (*Result, error) {
+	return runWith(ctx, opts, backends{})
+}
+
+// runWith is Run with the runner's agent containers and grades taken from
+// b where it has them (the package's tests: fakes), else over opts.Engine.
+func runWith(ctx context.Context, opts Options, b backends) (*Result, error) {
 	if opts.Engine == nil {
 		return nil, errors.New("run: no sandbox engine")
 	}
@@ -137,6 +144,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	defer r.store.Unlock()
 	defer r.closeHosts()
+	if b.grades != nil {
+		r.grader = b.grades
+	}
+	r.starter = b.boxes
 	if pool, ok := r.opts.Engine.(*sandbox.Hosts); ok {
 		pool.OnDrain(func(engine string, cause error) {
 			r.store.Log(runstore.Event{Kind: evalctl.EventEngineDrained, Detail: fmt.Sprintf("sandbox engine %s %s; the run continued on the others", engine, sandbox.DrainCause(cause))})
@@ -157,10 +168,13 @@ type runner struct {
 	store   *runstore.Store
 	run     *runstore.Run
 	image   *sandbox.BuiltImage
-	grader  *grader.Grader
+	grader  grades
 	prog    *progress
 	servers *servers
 	boxes   *boxes
+	// starter starts the agent containers (nil: engineBoxes over
+	// opts.Engine).
+	starter boxStarter
 	devs    *devicePool
 	// watchdog stops the run when it makes no progress (watch).
 	watchdog *watchdog
@@ -213,7 +227,11 @@ func (r *runner) execute(ctx context.Context) error {
 	defer stop(nil)
 	r.watch(ctx, stop)
 	defer r.logSchedule()
-	r.boxes = newBoxes(ctx, engineBoxes{r.opts.Engine}, agentSpec(r.plan, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}), len(todo))
+	starter := r.starter
+	if starter == nil {
+		starter = engineBoxes{r.opts.Engine}
+	}
+	r.boxes = newBoxes(ctx, starter, agentSpec(r.plan, sandbox.Spec{Image: r.image.Ref, Role: sandbox.RoleAgent, Run: r.run.ID, Limits: r.opts.Limits}), len(todo))
 	defer r.boxes.close()
 	for _, a := range todo {
 		if image := r.agentImageKey(r.plan.Arm(a.Arm)); image != "" {

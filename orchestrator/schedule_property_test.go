@@ -26,6 +26,7 @@ type fakeEngines struct {
 	// startFail is the chance that a container start fails.
 	startFail float64
 	live      atomic.Int64 // containers not yet removed
+	peak      atomic.Int64 // the most live at once
 }
 
 var _ boxStarter = (*fakeEngines)(nil)
@@ -78,7 +79,9 @@ func (f *fakeEngines) startOn(pl *sandbox.Place, spec sandbox.Spec) (agentBox, b
 		pl.Free()
 		return nil, false, errors.New("container start failed (fake)")
 	}
-	f.live.Add(1)
+	n := f.live.Add(1)
+	for p := f.peak.Load(); n > p && !f.peak.CompareAndSwap(p, n); p = f.peak.Load() {
+	}
 	return &fakeBox{f: f, place: pl, image: spec.Image, yield: spec.Yield}, false, nil
 }
 
@@ -92,6 +95,10 @@ func (f *fakeEngines) StartIfFree(ctx context.Context, spec sandbox.Spec) (agent
 }
 
 func (f *fakeEngines) Waiting() bool { return f.places.Waiters() > 0 }
+
+// Drain is a no-op: a killed fake engine is drained already (its places
+// see it lost).
+func (f *fakeEngines) Drain(ctx context.Context, c agentBox) {}
 
 func (f *fakeEngines) EngineFor(near string) string {
 	if l := f.lost[near]; l != nil && !l.Load() {
