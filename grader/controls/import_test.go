@@ -62,7 +62,9 @@ func (f gradeFunc) Grade(context.Context, *tasks.Suite, *tasks.Case, int, *sandb
 // TestImportReportsUnrepresentable: an exercise whose reference fails
 // only tests the boundary cannot represent is refused as ungraded, naming
 // the tests and what could not cross (the table prints it); one that
-// fails an ordinary test too is refused as not solved.
+// fails an ordinary test too is refused as not solved. A Python exercise
+// (tests by qualified id) and a TypeScript one (the node boundary's marks,
+// tests by title) alike.
 func TestImportReportsUnrepresentable(t *testing.T) {
 	for _, fx := range []struct {
 		dir, failed string
