@@ -273,6 +273,10 @@ class Peer {
     const id = ++this.seq;
     this.send({ t: "q", id, op, a: args });
     this.waiting++;
+    // What this side encodes while it serves the other's requests meanwhile
+    // is not what it handed over (a conversion during encHanded can call).
+    const handing = this.handing;
+    this.handing = 0;
     try {
       for (;;) {
         const got = this.stash.get(id);
@@ -290,6 +294,7 @@ class Peer {
         else if (m.t === "r") this.stash.set(m.id, m);
       }
     } finally {
+      this.handing = handing;
       this.waiting--;
       this.updateKeep();
     }
