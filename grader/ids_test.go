@@ -139,3 +139,60 @@ func TestUnrepresentableTests(t *testing.T) {
 		t.Errorf("count %d, output %q", res.UnrepresentableCount, res.Output)
 	}
 }
+
+// TestUnrepresentableTAP reads the node test processes' marks from a TAP
+// report: only with the run's nonce, only for a failed test (each failed
+// test once, however many marks name it), only with a construct.
+func TestUnrepresentableTAP(t *testing.T) {
+	const nonce = "0123abcd"
+	mark := func(n, test, what string) string {
+		return `# evalctl_unrepresentable ` + n + ` {"test":"` + test + `","construct":"` + what + `"}`
+	}
+	report := strings.Join([]string{
+		"TAP version 13",
+		"# Subtest: d",
+		"    # Subtest: names a symbol",
+		"    " + mark(nonce, "names a symbol", "a symbol (red)"),
+		"    not ok 1 - names a symbol",
+		"      ---",
+		"      error: |-",
+		"        " + mark("ffff", "adds", "forged")[2:],
+		"        " + mark(nonce+"x", "adds", "forged")[2:],
+		"      ...",
+		"    # Subtest: adds",
+		"    not ok 2 - adds",
+		"    # Subtest: passes",
+		"    " + mark(nonce, "passes", "a symbol (x)"),
+		"    ok 3 - passes",
+		"    " + mark(nonce, "adds", ""),
+		mark(nonce, "names a symbol", "a symbol (red)"),
+		mark(nonce, "measures depth", "a value nested deeper than 200 levels") + "\r",
+		"not ok 1 - d",
+		"not ok 2 - measures depth",
+	}, "\n")
+	total, passed, failed := ParseTAP([]byte(report))
+	if total != 4 || passed != 1 {
+		t.Fatalf("parsed %d/%d %v", passed, total, failed)
+	}
+	got := UnrepresentableTAP([]byte(report), nonce, failed)
+	want := []evalctl.UnrepresentableTest{
+		{Test: "names a symbol", Construct: "a symbol (red)"},
+		{Test: "measures depth", Construct: "a value nested deeper than 200 levels"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	if got := UnrepresentableTAP([]byte(report), "", failed); got != nil {
+		t.Errorf("without a nonce: %+v, want none", got)
+	}
+}
+
+// TestWithoutMarks: the group's output leaves out the run's own marks (the
+// summary says what they say) and keeps everything else, forgeries
+// included.
+func TestWithoutMarks(t *testing.T) {
+	in := "not ok 1 - a\n# evalctl_unrepresentable n1 {}\n    evalctl_unrepresentable n2 {}\n# other\n"
+	if got := string(withoutMarks([]byte(in), "n1")); got != "not ok 1 - a\n    evalctl_unrepresentable n2 {}\n# other\n" {
+		t.Errorf("got %q", got)
+	}
+}

@@ -148,7 +148,13 @@ func runPytest(ctx context.Context, box gradeBox, g *tasks.Group, dir string, re
 // noteUnrepresentable records the failed tests the boundary could not
 // represent and says so first in the group's output.
 func noteUnrepresentable(res *evalctl.GroupResult, report []byte, nonce string) {
-	res.Unrepresentable = UnrepresentableTests(report, nonce)
+	recordUnrepresentable(res, UnrepresentableTests(report, nonce))
+}
+
+// recordUnrepresentable records us as the group's tests the boundary
+// could not represent and says so first in its output.
+func recordUnrepresentable(res *evalctl.GroupResult, us []evalctl.UnrepresentableTest) {
+	res.Unrepresentable = us
 	res.UnrepresentableCount = len(res.Unrepresentable)
 	if msg := UnrepresentableMessage(res.Unrepresentable); msg != "" {
 		res.Output = "evalctl: " + msg + " (not a failure of the answer)\n" + res.Output
@@ -296,6 +302,9 @@ func runNodeTest(ctx context.Context, box gradeBox, g *tasks.Group, dir string, 
 	// connections, the test processes', by peer credentials.
 	sock := dir + "-answer.sock"
 	uid, _, _ := strings.Cut(sandbox.HarnessUser, ":")
+	// The nonce marks what only the test processes may write into the
+	// report (a test the boundary cannot represent, see UnrepresentableTAP).
+	nonce := randomName()
 	host, err := box.Exec(ctx, []string{"python3", "-I", "-B", "/opt/evalctl/nodegate.py", sock, uid}, sandbox.ExecOptions{Detach: true, Timeout: remaining()})
 	if err != nil {
 		return err
@@ -308,16 +317,74 @@ func runNodeTest(ctx context.Context, box gradeBox, g *tasks.Group, dir string, 
 		cmd = append(cmd, outDir+"/"+strings.TrimPrefix(p, "/"))
 	}
 	out, err := box.Exec(ctx, cmd, sandbox.ExecOptions{Timeout: remaining(), MaxOutput: reportCap, User: sandbox.HarnessUser, Dir: outDir,
-		Env: []string{"EVALCTL_ANSWER_SOCKET=" + sock, "EVALCTL_BUILD_DIR=" + outDir, "HOME=" + outDir}})
+		Env: []string{"EVALCTL_ANSWER_SOCKET=" + sock, "EVALCTL_BUILD_DIR=" + outDir, "HOME=" + outDir, "EVALCTL_NONCE=" + nonce}})
 	if err != nil {
 		return err
 	}
 	// Nothing the answer's code left running may touch later groups.
 	box.KillAll(ctx)
 	res.ExitCode, res.TimedOut = out.ExitCode, out.TimedOut
-	res.Output = tail(tsc.Stdout, out.Stderr, []byte(failureLines(out.Stdout)))
 	res.Total, res.Passed, res.FailedTests = ParseTAP(out.Stdout)
+	us := UnrepresentableTAP(out.Stdout, nonce, res.FailedTests)
+	report := out.Stdout
+	if len(us) > 0 {
+		report = withoutMarks(report, nonce) // the summary below says what they say
+	}
+	res.Output = tail(tsc.Stdout, out.Stderr, []byte(failureLines(report)))
+	if len(us) > 0 {
+		recordUnrepresentable(res, us)
+	}
 	return nil
+}
+
+// unrepresentableMark begins the line node_tests.js writes into a test
+// file's report for a test during which the boundary met a construct of
+// the tests' it cannot carry: the mark, the run's nonce and a JSON object
+// {"test": TITLE, "construct": WHAT}. node's TAP reporter prints it as a
+// comment ("# evalctl_unrepresentable ...").
+const unrepresentableMark = unrepresentableProperty + " "
+
+// withoutMarks is a TAP report without the lines of the run's marks.
+func withoutMarks(report []byte, nonce string) []byte {
+	lines := strings.Split(string(report), "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if !strings.HasPrefix(strings.TrimLeft(l, " \t#"), unrepresentableMark+nonce+" ") {
+			kept = append(kept, l)
+		}
+	}
+	return []byte(strings.Join(kept, "\n"))
+}
+
+// UnrepresentableTAP reads the marks of a node TAP report: a mark counts
+// only with the run's nonce (given to the test processes alone, never to a
+// process of the answer's) and for a failed test (failed, the report's
+// failed titles, each taken once).
+func UnrepresentableTAP(data []byte, nonce string, failed []string) []evalctl.UnrepresentableTest {
+	if nonce == "" {
+		return nil
+	}
+	left := map[string]int{}
+	for _, f := range failed {
+		left[f]++
+	}
+	var out []evalctl.UnrepresentableTest
+	for _, line := range strings.Split(string(data), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t#"), unrepresentableMark+nonce+" ")
+		if !ok {
+			continue
+		}
+		var m struct {
+			Test      string `json:"test"`
+			Construct string `json:"construct"`
+		}
+		if json.Unmarshal([]byte(strings.TrimRight(rest, "\r")), &m) != nil || m.Construct == "" || left[m.Test] == 0 {
+			continue
+		}
+		left[m.Test]--
+		out = append(out, evalctl.UnrepresentableTest{Test: m.Test, Construct: m.Construct})
+	}
+	return out
 }
 
 var tapPoint = regexp.MustCompile(`^(\s*)(not ok|ok) \d+(?: - (.*?))?(?:\s+#\s*(SKIP|TODO)\b.*)?$`)

@@ -87,3 +87,121 @@ func TestUnrepresentableHasItsOwnStatus(t *testing.T) {
 		t.Errorf("wrong answer scored %+v ungraded %v, want not functional", o, ungraded)
 	}
 }
+
+// TestNodeUnrepresentableHasItsOwnStatus is the node boundary's side of
+// TestUnrepresentableHasItsOwnStatus: Jest-layer tests handing the answer a
+// symbol, an array nested 250 levels deep and the tests' console
+// (testdata/unrepresentable/tsdescribe) pass run in one process and fail
+// through the boundary. The test processes mark them, the grade records
+// them by title with what could not cross, the reference is ungraded (not
+// failed, not an infrastructure error) and cases check says why. An answer
+// that throws and prints lines shaped like the mark, with whatever nonce it
+// can find, gets no mark for its own failure: a failure, as before.
+func TestNodeUnrepresentableHasItsOwnStatus(t *testing.T) {
+	sandboxtest.Long(t)
+	eng, img := sandboxtest.Engine(t)
+	s, err := tasks.LoadSuite("testdata/unrepresentable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := grader.New(eng, img.Ref, img.ID, grader.Options{Concurrency: 1})
+	c := s.Case("tsdescribe")
+	labels := grader.Labels{Run: sandboxtest.RunLabel(t)}
+	ctx := context.Background()
+
+	ref, err := g.Grade(ctx, s, c, 1, answer(t, c, true), labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := ref.Group("acceptance")
+	if acc.Total != 4 || acc.Passed != 1 || acc.ExitCode != evalctl.ExitTestsFailed || acc.UnrepresentableCount != 3 || len(acc.Unrepresentable) != 3 {
+		t.Fatalf("acceptance %d/%d exit %d, unrepresentable %d %+v:\n%s", acc.Passed, acc.Total, acc.ExitCode, acc.UnrepresentableCount, acc.Unrepresentable, acc.Output)
+	}
+	want := map[string]string{"names a symbol": "a symbol (red)", "measures depth": "a value nested deeper than 200 levels",
+		"knows the console": "the tests' console handed to the answer"}
+	for _, u := range acc.Unrepresentable {
+		if want[u.Test] != u.Construct {
+			t.Errorf("unrepresentable %+v, want one of %v", u, want)
+		}
+	}
+	// Not an infrastructure failure either: the grade came back (no error)
+	// from a test run that ended as runs with failed tests end, in time.
+	if !acc.OnlyUnrepresentable() || !ref.BlockedByBoundary() || ref.Solved || acc.TimedOut {
+		t.Errorf("only unrepresentable %v, blocked %v, solved %v, timed out %v", acc.OnlyUnrepresentable(), ref.BlockedByBoundary(), ref.Solved, acc.TimedOut)
+	}
+	if !strings.HasPrefix(acc.Output, "evalctl: 3 test(s) the boundary cannot represent: ") || strings.Contains(acc.Output, "evalctl_unrepresentable") {
+		t.Errorf("output does not say so first:\n%s", acc.Output)
+	}
+	yes := true
+	a := &evalctl.Attempt{State: evalctl.Completed, ExpectedTurns: 1, ArmUnchanged: &yes, Turns: []evalctl.Turn{{}}}
+	if o, ungraded := evalctl.ScoreGraded(a, []*evalctl.Grade{ref}); o != nil || !ungraded {
+		t.Errorf("scored %+v ungraded %v, want ungraded (null functional)", o, ungraded)
+	}
+	vs, err := grader.Variants(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := grader.Expect(vs[0], ref)
+	if vs[0].Kind != grader.KindReference || len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "reference is ungraded: ") ||
+		!strings.Contains(r.Problems[0], "3 test(s) the boundary cannot represent: ") {
+		t.Errorf("cases check on %s: %v", vs[0].Name, r.Problems)
+	}
+
+	// An answer forging the mark: its add throws, and it prints, lines
+	// shaped like it for every test, with the nonce if it can find one (its
+	// environment, any process's /proc/PID/environ) and a made-up one else.
+	bad, err := g.Grade(ctx, s, c, 1, answer(t, c, false, file("src/describe.ts", forgingAnswer)), labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc = bad.Group("acceptance")
+	for _, u := range acc.Unrepresentable {
+		if u.Construct == "forged" || u.Test == "adds" {
+			t.Errorf("the forged mark counted: %+v", u)
+		}
+	}
+	if acc.Failed != 4 || acc.UnrepresentableCount != 3 || acc.OnlyUnrepresentable() || bad.BlockedByBoundary() || !strings.Contains(acc.Output, `{"test":"adds","construct":"forged"}`) {
+		t.Errorf("forging answer: failed %d, unrepresentable %d %+v, blocked %v (want the forged line in the report):\n%s",
+			acc.Failed, acc.UnrepresentableCount, acc.Unrepresentable, bad.BlockedByBoundary(), acc.Output)
+	}
+	if o, ungraded := evalctl.ScoreGraded(a, []*evalctl.Grade{bad}); o == nil || ungraded || o.Functional {
+		t.Errorf("forging answer scored %+v ungraded %v, want not functional", o, ungraded)
+	}
+}
+
+// forgingAnswer throws (and prints) the node boundary's mark for every
+// test, with the best nonce it can find.
+const forgingAnswer = `declare const require: any;
+declare const process: any;
+const fs = require("fs");
+function nonce(): string {
+  let found: string = process.env.EVALCTL_NONCE || "";
+  try {
+    for (const p of fs.readdirSync("/proc")) {
+      try {
+        const m = /EVALCTL_NONCE=([^\0]*)/.exec(fs.readFileSync("/proc/" + p + "/environ", "utf8"));
+        if (m) found = m[1];
+      } catch (e) {}
+    }
+  } catch (e) {}
+  return found || "0123456789abcdef";
+}
+const line = (test: string) => "\nevalctl_unrepresentable " + nonce() + " " + JSON.stringify({ test, construct: "forged" }) + "\n";
+const forge = (test: string): never => {
+  process.stdout.write(line(test));
+  process.stderr.write(line(test));
+  throw new Error(line(test));
+};
+export function add(a: number, b: number): number {
+  return forge("adds");
+}
+export function symbolName(s: symbol): string {
+  return forge("names a symbol");
+}
+export function depth(xs: unknown): number {
+  return forge("measures depth");
+}
+export function kindOf(v: unknown): string {
+  return forge("knows the console");
+}
+`

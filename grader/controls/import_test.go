@@ -62,31 +62,42 @@ func (f gradeFunc) Grade(context.Context, *tasks.Suite, *tasks.Case, int, *sandb
 // TestImportReportsUnrepresentable: an exercise whose reference fails
 // only tests the boundary cannot represent is refused as ungraded, naming
 // the tests and what could not cross (the table prints it); one that
-// fails an ordinary test too is refused as not solved.
+// fails an ordinary test too is refused as not solved. A Python exercise
+// (tests by qualified id) and a TypeScript one (the node boundary's marks,
+// tests by title) alike.
 func TestImportReportsUnrepresentable(t *testing.T) {
-	exs, err := importer.Exercism{}.Exercises("../../tasks/importer/testdata/exercism-helpers")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "imported")
-	if err := importer.Write(out, exs, importer.Options{Name: "imported", Version: "1.0.0"}); err != nil {
-		t.Fatal(err)
-	}
-	unrep := []evalctl.UnrepresentableTest{{Test: "meter_test.MeterTest.test_counts_reads", Construct: "a value nested deeper than 200 levels"}}
-	for _, tt := range []struct {
-		failed int
-		want   string
+	for _, fx := range []struct {
+		dir, failed string
+		unrep       evalctl.UnrepresentableTest
 	}{
-		{1, "the reference (the example) is ungraded: acceptance 2/3, failed [test_counts_reads], exit 1; 1 test(s) the boundary cannot represent: meter_test.MeterTest.test_counts_reads (a value nested deeper than 200 levels)"},
-		{2, "the reference (the example) is not solved: acceptance 1/3"},
+		{"exercism-helpers", "test_counts_reads", evalctl.UnrepresentableTest{Test: "meter_test.MeterTest.test_counts_reads", Construct: "a value nested deeper than 200 levels"}},
+		// The node boundary's: a test named by its title.
+		{"exercism-ts", "mean of none", evalctl.UnrepresentableTest{Test: "mean of none", Construct: "a symbol (none)"}},
 	} {
-		g := gradeFunc(func() *evalctl.Grade {
-			return &evalctl.Grade{Groups: []evalctl.GroupResult{{Name: "acceptance", Required: true, Total: 3, Passed: 3 - tt.failed, Failed: tt.failed,
-				FailedTests: []string{"test_counts_reads"}, ExitCode: evalctl.ExitTestsFailed, Unrepresentable: unrep, UnrepresentableCount: 1}}}
-		})
-		_, refused, err := controls.FillCounts(context.Background(), g, out, exs, grader.Labels{})
-		if err != nil || len(refused) != 1 || !strings.Contains(refused[0].Error(), tt.want) {
-			t.Errorf("failed %d: refused %v (%v), want %q", tt.failed, refused, err, tt.want)
+		exs, err := importer.Exercism{}.Exercises("../../tasks/importer/testdata/" + fx.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "imported")
+		if err := importer.Write(out, exs, importer.Options{Name: "imported", Version: "1.0.0"}); err != nil {
+			t.Fatal(err)
+		}
+		unrep := []evalctl.UnrepresentableTest{fx.unrep}
+		for _, tt := range []struct {
+			failed int
+			want   string
+		}{
+			{1, "the reference (the example) is ungraded: acceptance 2/3, failed [" + fx.failed + "], exit 1; 1 test(s) the boundary cannot represent: " + fx.unrep.Test + " (" + fx.unrep.Construct + ")"},
+			{2, "the reference (the example) is not solved: acceptance 1/3"},
+		} {
+			g := gradeFunc(func() *evalctl.Grade {
+				return &evalctl.Grade{Groups: []evalctl.GroupResult{{Name: "acceptance", Required: true, Total: 3, Passed: 3 - tt.failed, Failed: tt.failed,
+					FailedTests: []string{fx.failed}, ExitCode: evalctl.ExitTestsFailed, Unrepresentable: unrep, UnrepresentableCount: 1}}}
+			})
+			_, refused, err := controls.FillCounts(context.Background(), g, out, exs, grader.Labels{})
+			if err != nil || len(refused) != 1 || !strings.Contains(refused[0].Error(), tt.want) {
+				t.Errorf("%s, failed %d: refused %v (%v), want %q", fx.dir, tt.failed, refused, err, tt.want)
+			}
 		}
 	}
 }

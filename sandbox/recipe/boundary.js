@@ -38,6 +38,16 @@ const MAX_DEPTH = 200;
 
 class BoundaryError extends Error {}
 
+// What the tests' side met and could not carry to the answer since the
+// running test started, in order (node_tests.js reads and clears it per
+// test, and marks a failed test that met one): a symbol, a value nested
+// too deeply, a prototype chain too long, and what the tests' process
+// never hands out (its console, process, require...) when the tests
+// themselves passed it. Run in one process the call would work, so such a
+// failure says nothing of the answer. Only the trusted side notes; what the
+// answer's side cannot send is the answer's failure.
+const unrepresentable = [];
+
 const IO = `
 const { workerData, parentPort } = require("worker_threads");
 const net = require("net");
@@ -117,6 +127,10 @@ const WELL_KNOWN = ["iterator", "asyncIterator", "hasInstance", "toStringTag", "
 const FORBIDDEN = new Set([Function, eval, globalThis, process, console, process.stdout, process.stderr,
   Object.getPrototypeOf(async function () {}).constructor, GEN.constructor, AGEN.constructor,
   typeof require === "function" ? require : undefined, require("module")]);
+const FORBIDDEN_NAMES = new Map([[Function, "Function"], [eval, "eval"], [globalThis, "globalThis"], [process, "process"],
+  [console, "console"], [process.stdout, "process.stdout"], [process.stderr, "process.stderr"],
+  [Object.getPrototypeOf(async function () {}).constructor, "AsyncFunction"], [GEN.constructor, "GeneratorFunction"],
+  [AGEN.constructor, "AsyncGeneratorFunction"], [require, "require"], [require("module"), "module"]]);
 
 // Builtin prototypes whose methods work only on their own kind of object
 // (internal slots): on the tests' objects the answer gets these methods
@@ -166,6 +180,7 @@ class Peer {
     this.sending = new Set(); // copies being encoded (a cycle goes back as a reference)
     this.busy = true; // the other side's last word on pending work
     this.onClose = () => {};
+    this.handing = 0; // > 0 while the tests' own arguments are encoded (not what the answer reached)
     this.flag = new Int32Array(new SharedArrayBuffer(4));
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
@@ -258,6 +273,10 @@ class Peer {
     const id = ++this.seq;
     this.send({ t: "q", id, op, a: args });
     this.waiting++;
+    // What this side encodes while it serves the other's requests meanwhile
+    // is not what it handed over (a conversion during encHanded can call).
+    const handing = this.handing;
+    this.handing = 0;
     try {
       for (;;) {
         const got = this.stash.get(id);
@@ -275,6 +294,7 @@ class Peer {
         else if (m.t === "r") this.stash.set(m.id, m);
       }
     } finally {
+      this.handing = handing;
       this.waiting--;
       this.updateKeep();
     }
@@ -446,6 +466,22 @@ class Peer {
     return n;
   }
 
+  // cannot notes, on the tests' side, a construct it cannot carry.
+  cannot(what) {
+    if (this.trusted) unrepresentable.push(what);
+  }
+
+  // encHanded encodes what this side itself passes in a call (its
+  // arguments, the this), not what the other side reached through it.
+  encHanded(vs) {
+    this.handing++;
+    try {
+      return vs.map((v) => this.enc(v));
+    } finally {
+      this.handing--;
+    }
+  }
+
   encKey(k) {
     if (typeof k === "string") return k;
     for (const w of WELL_KNOWN) if (Symbol[w] === k) return ["s", w];
@@ -453,7 +489,10 @@ class Peer {
   }
 
   enc(v, depth = 0) {
-    if (depth > MAX_DEPTH) throw new RangeError("evalctl: value nested too deeply to cross the boundary");
+    if (depth > MAX_DEPTH) {
+      this.cannot("a value nested deeper than " + MAX_DEPTH + " levels");
+      throw new RangeError("evalctl: value nested too deeply to cross the boundary");
+    }
     switch (typeof v) {
       case "undefined": return ["u"];
       case "boolean": case "string": return v;
@@ -464,7 +503,10 @@ class Peer {
       case "symbol": {
         if (v === NOT_FOUND) return ["N"];
         const k = this.encKey(v);
-        if (k === undefined) throw new TypeError("evalctl: a symbol cannot cross the boundary");
+        if (k === undefined) {
+          this.cannot("a symbol (" + String(v.description === undefined ? "" : v.description).slice(0, 60) + ")");
+          throw new TypeError("evalctl: a symbol cannot cross the boundary");
+        }
         return k;
       }
     }
@@ -480,7 +522,10 @@ class Peer {
     }
     const bname = nameOfBuiltin.get(v);
     if (bname !== undefined) return ["B", bname];
-    if (this.trusted && FORBIDDEN.has(v)) throw new TypeError("evalctl: the tests' process does not hand this out");
+    if (this.trusted && FORBIDDEN.has(v)) {
+      if (this.handing > 0) this.cannot("the tests' " + FORBIDDEN_NAMES.get(v) + " handed to the answer");
+      throw new TypeError("evalctl: the tests' process does not hand this out");
+    }
     const proto = Object.getPrototypeOf(v);
     if (this.asHandle.has(v)) return ["h", this.register(v), this.encProto(proto, depth)];
     if (typeof v === "function") return ["f", this.register(v), this.encProto(proto, depth)];
@@ -527,7 +572,10 @@ class Peer {
     if (b !== undefined) return ["B", b];
     const theirs = this.theirIds.get(p);
     if (theirs !== undefined) return ["r", theirs];
-    if (depth > MAX_DEPTH) throw new RangeError("evalctl: prototype chain too long to cross the boundary");
+    if (depth > MAX_DEPTH) {
+      this.cannot("a prototype chain longer than " + MAX_DEPTH + " levels");
+      throw new RangeError("evalctl: prototype chain too long to cross the boundary");
+    }
     return [typeof p === "function" ? "f" : "h", this.register(p), this.encProto(Object.getPrototypeOf(p), depth + 1)];
   }
 
@@ -718,7 +766,7 @@ class Peer {
       set(t, k, v) {
         const kk = ek(k);
         if (kk === undefined) return false;
-        peer.call("set", [n, kk, peer.enc(v)]);
+        peer.call("set", [n, kk, ...peer.encHanded([v])]);
         return true;
       },
       has(t, k) {
@@ -750,15 +798,18 @@ class Peer {
       defineProperty(t, k, d) {
         const kk = ek(k);
         if (kk === undefined || !("value" in d)) return false;
-        peer.call("set", [n, kk, peer.enc(d.value)]);
+        peer.call("set", [n, kk, ...peer.encHanded([d.value])]);
         return true;
       },
       getPrototypeOf() { return proto; },
       setPrototypeOf() { return false; },
       preventExtensions() { return false; },
       isExtensible() { return true; },
-      apply(t, self, args) { return peer.call("apply", [n, peer.enc(self), args.map((a) => peer.enc(a))]); },
-      construct(t, args) { return peer.call("construct", [n, args.map((a) => peer.enc(a))]); },
+      apply(t, self, args) {
+        const [s, ...a] = peer.encHanded([self, ...args]);
+        return peer.call("apply", [n, s, a]);
+      },
+      construct(t, args) { return peer.call("construct", [n, peer.encHanded(args)]); },
     });
     this.theirs.set(n, p);
     this.theirIds.set(p, n);
@@ -857,4 +908,4 @@ function hasPendingWork() {
   return process.getActiveResourcesInfo().some((r) => r === "Timeout" || r === "Immediate" || r === "FSReqCallback" || r === "TCPWrap" || r === "ProcessWrap");
 }
 
-module.exports = { Peer, BoundaryError };
+module.exports = { Peer, BoundaryError, unrepresentable };

@@ -11,8 +11,32 @@
 const Module = require("module");
 const sock = process.env.EVALCTL_ANSWER_SOCKET;
 const build = process.env.EVALCTL_BUILD_DIR;
+// The grader's nonce (EVALCTL_NONCE): given to the test processes alone,
+// never to the answer's host or programs, and taken out of a test file's
+// environment before its tests load. Only this process can write a mark
+// carrying it.
+const nonce = process.env.EVALCTL_NONCE || "";
+if (process.env.NODE_TEST_CONTEXT) delete process.env.EVALCTL_NONCE;
 if (sock && build) {
-  const { Peer } = require("/opt/evalctl/boundary.js");
+  const { Peer, unrepresentable } = require("/opt/evalctl/boundary.js");
+  // A test during which the boundary met a construct of the tests' it
+  // cannot carry (boundary.js's unrepresentable) gets a mark on its own
+  // line of the report, "evalctl_unrepresentable NONCE {test, construct}";
+  // the grader counts it only with its nonce and only on a failed test.
+  // Only in a test file's process (node --test runs one per file), where
+  // the root's hooks run around every test, nested ones included.
+  if (nonce && process.env.NODE_TEST_CONTEXT) {
+    const nt = require("node:test");
+    nt.beforeEach(() => {
+      unrepresentable.length = 0;
+    });
+    nt.afterEach((t) => {
+      if (unrepresentable.length === 0) return;
+      const what = Array.from(new Set(unrepresentable)).sort().join("; ");
+      unrepresentable.length = 0;
+      process.stdout.write("\nevalctl_unrepresentable " + nonce + " " + JSON.stringify({ test: String(t.name), construct: what }) + "\n");
+    });
+  }
   let peer;
   const modules = new Map();
   const trusted = [build + "/checks/", "/opt/evalctl/", "/usr/"];
