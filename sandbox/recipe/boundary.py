@@ -60,6 +60,7 @@ MAX_MESSAGE = 256 << 20
 _PLAIN_SCALARS = (int, float, complex, str, bytes, decimal.Decimal)
 _CONTAINERS = {list: "l", tuple: "t", dict: "d", set: "S", frozenset: "F"}
 _MUTABLE = (list, dict, set)
+_MUTABLE_TYPES = frozenset(_MUTABLE)
 # Dunder attributes forwarded by name (others are never forwarded, so that
 # probes such as __length_hint__ or __array__ stay local and fail).
 _NAMED_DUNDERS = {"__name__", "__qualname__", "__doc__", "__module__", "__all__"}
@@ -168,24 +169,78 @@ class Session:
         """The tracked containers changed since they last crossed, as sync
         items; containers nothing but this session holds any more are
         forgotten (nothing can change them, and what was received can no
-        longer be sent back)."""
+        longer be sent back), and so are those held only by such a
+        forgotten container (the nested lists of a graph the tests dropped,
+        which a sent container's entry in `mine` would otherwise keep
+        tracked, and scanned at every message, for the session's life)."""
         out = []
         with self.lock:
             items = list(self.tracked.items())
-        for key, entry in items:
-            obj = entry[0]
-            if sys.getrefcount(obj) <= _baseline(key[0]):
-                with self.lock:
-                    self.tracked.pop(key, None)
+        if not items:
+            return out
+        base = {"m": _baseline("m"), "t": _baseline("t")}
+        live, dead = [], []
+        for item in items:
+            obj = item[1][0]
+            (dead if sys.getrefcount(obj) <= base[item[0][0]] else live).append(item)
+        del obj, item, items
+        if dead:
+            live = _within_forgotten(dead, live, base)
+            with self.lock:
+                for key, entry in dead:
+                    if self.tracked.get(key) is not entry:
+                        continue  # tracked afresh meanwhile
+                    del self.tracked[key]
                     if key[0] == "t":
-                        self.recv_n.pop(key[1], None)
-                        self.theirs.pop(id(obj), None)
-                continue
+                        obj = entry[0]
+                        if self.recv_n.get(key[1]) is obj:
+                            del self.recv_n[key[1]]
+                        got = self.theirs.get(id(obj))
+                        if got is not None and got[0] is obj:
+                            del self.theirs[id(obj)]
+                        obj = None
+            dead = None
+        for key, entry in live:
+            obj = entry[0]
             now = _shallow(obj)
             if now != entry[1]:
                 entry[1] = now
                 out.append([key[0], key[1], _CONTAINERS[type(obj)], ep.enc_body(obj, 0)])
         return out
+
+
+def _within_forgotten(dead, live, base):
+    """Moves from live to dead (both lists of tracked items) every container
+    whose references beyond the session's are all from containers in dead,
+    however deep; returns what stays live. A reference counted wrongly can
+    only keep a container live (tracked), never forget one that is held."""
+    by_id = {id(item[1][0]): item for item in live}
+    extra = {}
+    work = [entry[0] for _, entry in dead]
+    i = 0
+    while i < len(work):
+        p = work[i]
+        i += 1
+        t = type(p)
+        if t is set:
+            continue  # its elements are hashable: no tracked container
+        for x in (p.values() if t is dict else p):
+            if type(x) not in _MUTABLE_TYPES:
+                continue
+            got = by_id.get(id(x))
+            if got is None or got[1][0] is not x:
+                continue
+            c = extra.get(id(x), 0) + 1
+            extra[id(x)] = c
+            # x: the session's references, the parents', this loop's and
+            # getrefcount's own, as the baseline counts them.
+            if sys.getrefcount(x) - c <= base[got[0][0]]:
+                del by_id[id(x)]
+                dead.append(got)
+                work.append(x)
+        x = p = None
+    work = None
+    return [item for item in live if by_id.get(id(item[1][0])) is item]
 
 
 _BASELINES = {}
@@ -268,6 +323,13 @@ class Endpoint:
                 # place to what it is here.
                 return ["R", got[1], self.enc_body(v, depth)]
             return ["r", got[1]]
+        # Exactly a builtin container (so no stand-in, class or exception).
+        tag = _CONTAINERS.get(t)
+        if tag is not None:
+            n = s.register(v)
+            if t in _MUTABLE:
+                s.track("m", n, v)
+            return [tag, n, self.enc_body(v, depth, derived)]
         if isinstance(v, Proxy):
             return ["r", object.__getattribute__(v, "_ev_")]
         if isinstance(v, type) and isinstance(v, ProxyMeta) and v._ev_s is s:
@@ -285,12 +347,6 @@ class Endpoint:
             return ["D", n, str(v)]
         if t is PosixPath:
             return ["P", s.register(v), str(v)]
-        tag = _CONTAINERS.get(t)
-        if tag is not None:
-            n = s.register(v)
-            if t in _MUTABLE:
-                s.track("m", n, v)
-            return [tag, n, self.enc_body(v, depth, derived)]
         if isinstance(v, BaseException):
             return self.enc_exc(v)
         if s.owner:
@@ -301,9 +357,14 @@ class Endpoint:
         return ["h", n, self.enc_class(t)]
 
     def enc_body(self, v, depth, derived=False):
+        enc, d = self.enc, depth + 1
         if type(v) is dict:
-            return [[self.enc(k, depth + 1, derived), self.enc(x, depth + 1, derived)] for k, x in list(v.items())]
-        return [self.enc(x, depth + 1, derived) for x in list(v)]
+            return [[enc(k, d, derived), enc(x, d, derived)] for k, x in list(v.items())]
+        if d > 200:
+            return [enc(x, d, derived) for x in list(v)]
+        # Bare JSON inline, as enc gives it (the bulk of a large graph).
+        return [x if x is None or type(x) is str or type(x) is int or type(x) is bool else enc(x, d, derived)
+                for x in list(v)]
 
     def enc_granted(self, v, derived):
         """An object of the tests' side handed to the answer: the answer may
@@ -436,9 +497,11 @@ class Endpoint:
         return out
 
     def dec_items(self, tag, body):
+        dec = self.dec
         if tag == "d":
-            return [(self.dec(kv[0]), self.dec(kv[1])) for kv in body]
-        return [self.dec(x) for x in body]
+            return [(dec(kv[0]), dec(kv[1])) for kv in body]
+        # Bare JSON inline, as dec takes it.
+        return [x if x is None or type(x) is str or type(x) is int or type(x) is bool else dec(x) for x in body]
 
     def dec_back(self, v):
         """A container of this side's, sent back with its content there."""
@@ -771,9 +834,11 @@ def remote_getattr(target, name, cache):
 
 
 def _shallow(obj):
+    """What a container holds, by identity: compared at each message to
+    tell whether it changed."""
     if type(obj) is dict:
-        return [(id(k), id(v)) for k, v in obj.items()]
-    return [id(x) for x in obj]
+        return (list(map(id, obj)), list(map(id, obj.values())))
+    return list(map(id, obj))
 
 
 def _run(argv, cwd=None, input=None, timeout=None, env=None):
