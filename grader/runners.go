@@ -326,14 +326,13 @@ func runNodeTest(ctx context.Context, box gradeBox, g *tasks.Group, dir string, 
 	res.ExitCode, res.TimedOut = out.ExitCode, out.TimedOut
 	res.Total, res.Passed, res.FailedTests = ParseTAP(out.Stdout)
 	us := UnrepresentableTAP(out.Stdout, nonce, res.FailedTests)
-	report := out.Stdout
-	if len(us) > 0 {
-		report = withoutMarks(report, nonce) // the summary below says what they say
+	if len(us) == 0 {
+		res.Output = tail(tsc.Stdout, out.Stderr, []byte(failureLines(out.Stdout)))
+		return nil
 	}
-	res.Output = tail(tsc.Stdout, out.Stderr, []byte(failureLines(report)))
-	if len(us) > 0 {
-		recordUnrepresentable(res, us)
-	}
+	// The summary recordUnrepresentable writes says what the marks say.
+	res.Output = tail(tsc.Stdout, out.Stderr, []byte(failureLines(withoutMarks(out.Stdout, nonce))))
+	recordUnrepresentable(res, us)
 	return nil
 }
 
@@ -344,12 +343,18 @@ func runNodeTest(ctx context.Context, box gradeBox, g *tasks.Group, dir string, 
 // comment ("# evalctl_unrepresentable ...").
 const unrepresentableMark = unrepresentableProperty + " "
 
+// markOf is what follows the run's mark on a report line (ok false when
+// the line is no mark of this run's).
+func markOf(line, nonce string) (string, bool) {
+	return strings.CutPrefix(strings.TrimLeft(line, " \t#"), unrepresentableMark+nonce+" ")
+}
+
 // withoutMarks is a TAP report without the lines of the run's marks.
 func withoutMarks(report []byte, nonce string) []byte {
 	lines := strings.Split(string(report), "\n")
 	kept := lines[:0]
 	for _, l := range lines {
-		if !strings.HasPrefix(strings.TrimLeft(l, " \t#"), unrepresentableMark+nonce+" ") {
+		if _, mark := markOf(l, nonce); !mark {
 			kept = append(kept, l)
 		}
 	}
@@ -370,7 +375,7 @@ func UnrepresentableTAP(data []byte, nonce string, failed []string) []evalctl.Un
 	}
 	var out []evalctl.UnrepresentableTest
 	for _, line := range strings.Split(string(data), "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t#"), unrepresentableMark+nonce+" ")
+		rest, ok := markOf(line, nonce)
 		if !ok {
 			continue
 		}
