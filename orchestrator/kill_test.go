@@ -134,7 +134,7 @@ func TestKillNineAndResume(t *testing.T) {
 		cmd.Wait()
 	}
 	// 1: mid-attempt (the agent is working).
-	cmd := start("run", "--plan", plan(t, srv.URL(), ""), "--out", out)
+	cmd := start("run", "--plan", pyPlan(t, srv.URL(), ""), "--out", out)
 	waitFor("the agent to run a tool in the first attempt", func() bool { return runDir() && count(events(dir), "start") >= 1 && toolRan(dir) }, cmd)
 	kill(cmd)
 	// 2: right after an attempt was recorded as completed.
@@ -317,7 +317,7 @@ func TestCtrlCRecordsInterruptedAndRemovesContainers(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 	out := t.TempDir()
-	cmd := exec.Command(bin, "run", "--plan", plan(t, srv.URL(), ""), "--out", out)
+	cmd := exec.Command(bin, "run", "--plan", pyPlan(t, srv.URL(), ""), "--out", out)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

@@ -46,15 +46,27 @@ func startServer(t *testing.T) *scripted.Server {
 
 func plan(t *testing.T, url, extra string) string {
 	t.Helper()
+	return writePlan(t, url, "cases: [adder, tsadd]\nrepeats:\n  - {label: repeat-1, seed: 1}\n  - {label: repeat-2, seed: 2}\n", extra)
+}
+
+// pyPlan is plan's cohort of eight slots over the Python case alone (four
+// repeats): for the tests of the runner's state machine (kills, resumes,
+// guards), whose assertions do not depend on the case's language, and
+// which would otherwise spend most of their time in TypeScript grades
+// (five compiles each). TestCohortRecordsExpectedOutcomes keeps both
+// languages.
+func pyPlan(t *testing.T, url, extra string) string {
+	t.Helper()
+	return writePlan(t, url, "cases: [adder]\nrepeats:\n  - {label: repeat-1, seed: 1}\n  - {label: repeat-2, seed: 2}\n  - {label: repeat-3, seed: 3}\n  - {label: repeat-4, seed: 4}\n", extra)
+}
+
+func writePlan(t *testing.T, url, cohort, extra string) string {
+	t.Helper()
 	suite, _ := filepath.Abs(fixtureSuite)
 	dir := t.TempDir()
 	p := `name: t
 suite: ` + suite + `
-cases: [adder, tsadd]
-repeats:
-  - {label: repeat-1, seed: 1}
-  - {label: repeat-2, seed: 2}
-arms:
+` + cohort + `arms:
   - name: good
     endpoint: {base_url: "` + url + `", model: reference}
     max_tokens: 8192
@@ -194,7 +206,7 @@ func (h *hotAfter) CPUTemperature(ctx context.Context) (*float64, string, error)
 func TestGuardStopsCleanlyAndResumeFinishes(t *testing.T) {
 	eng, img := sandboxtest.Engine(t)
 	srv := startServer(t)
-	f := plan(t, srv.URL(), "guards: {max_temperature_c: 90}\n")
+	f := pyPlan(t, srv.URL(), "guards: {max_temperature_c: 90}\n")
 	// The guard is read before an attempt waits for its device and again
 	// when it takes it: two cool readings per attempt, then hot.
 	src := &hotAfter{n: 4, hot: true}
