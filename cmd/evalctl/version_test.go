@@ -31,12 +31,12 @@ func TestVersionIsTheCommit(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		build   []string // go build flags; nil: go run
-		pkg     string   // what is built: evalctl when empty
+		pkg     string   // the package go build builds
 		version string
 	}{
-		{"go build", []string{}, "", want},
-		{"go build -buildvcs=false", []string{"-buildvcs=false"}, "", want},
-		{"go run", nil, "", want},
+		{"go build", []string{}, ".", want},
+		{"go build -buildvcs=false", []string{"-buildvcs=false"}, ".", want},
+		{"go run", nil, ".", want},
 		// -trimpath recompiles every package the binary links (minutes
 		// for the whole of evalctl on two cores), so this row builds a
 		// program that prints runstore.Version, what --version prints.
@@ -45,14 +45,10 @@ func TestVersionIsTheCommit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var cmd *exec.Cmd
 			if tt.build == nil {
-				cmd = exec.Command("go", "run", ".", "--version")
+				cmd = exec.Command("go", "run", tt.pkg, "--version")
 			} else {
 				exe := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_"))
-				pkg := tt.pkg
-				if pkg == "" {
-					pkg = "."
-				}
-				if out, err := exec.Command("go", append(append([]string{"build", "-o", exe}, tt.build...), pkg)...).CombinedOutput(); err != nil {
+				if out, err := exec.Command("go", append(append([]string{"build", "-o", exe}, tt.build...), tt.pkg)...).CombinedOutput(); err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}
 				cmd = exec.Command(exe, "--version")
