@@ -247,9 +247,12 @@ func TestCancelRemovesContainer(t *testing.T) {
 		_, err := c.Exec(ctx, []string{"sleep", "60"}, sandbox.ExecOptions{Timeout: time.Minute})
 		done <- err
 	}()
-	// Cancel once the command runs in the container.
+	// Cancel once the command runs in the container. The look is a runtime
+	// exec: the command runner serves one command of a user at a time, so a
+	// look through it would wait for the sleep to end. It matches the
+	// argument 60, since the container's first process is a sleep too.
 	poll.Until(t, "the command to start", time.Minute, func() bool {
-		res, err := c.Exec(context.Background(), []string{"sh", "-c", "grep -qx sleep /proc/[0-9]*/comm"}, sandbox.ExecOptions{Timeout: 10 * time.Second})
+		res, err := c.Exec(context.Background(), []string{"sh", "-c", "grep -qxz 60 /proc/[0-9]*/cmdline"}, sandbox.ExecOptions{Timeout: 10 * time.Second, NoRunner: true})
 		return err == nil && res.ExitCode == 0
 	})
 	cancel()
