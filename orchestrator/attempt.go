@@ -22,11 +22,12 @@ import (
 
 // attempt runs one attempt end to end and records it. It returns an error
 // only for failures of the run itself (a record that cannot be written);
-// everything else is recorded in the attempt. free gives the device slot
-// back to the scheduler; it is called once the endpoint is released after a
-// model part that ended well (the caller frees it in every other case).
+// everything else is recorded in the attempt. served and free are called
+// once the endpoint is released after a model part that ended well: served
+// tells the circuit breaker the endpoint answered, free gives the device
+// slot back to the scheduler (the caller frees it in every other case).
 // prep is the start work done before the slot was taken (nil: none).
-func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, prep *preparation, free func()) error {
+func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, prep *preparation, served, free func()) error {
 	arm := r.plan.Arm(a.Arm)
 	device := rep.Device
 	if len(arm.Endpoint.Replicas) > 0 {
@@ -68,6 +69,7 @@ func (r *runner) attempt(ctx context.Context, a *evalctl.Attempt, rep Replica, p
 			a.OverlappedAttempts = &ov
 			if freeSlot {
 				r.speeds.add(a) // the model part ended well: its speed is known
+				served()
 			}
 			if freeSlot && !r.opts.knobs.HoldEndpointWhileGrading {
 				free()

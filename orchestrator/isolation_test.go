@@ -246,7 +246,7 @@ func TestCircuitBreakerStopsAndResumeFinishes(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	f := plan(t, "http://"+addr, "")
+	f := pyPlan(t, "http://"+addr, "")
 	out := t.TempDir()
 	// The endpoint goes away as soon as the first attempt has released it
 	// (the second has started): attempts are graded off the endpoint's

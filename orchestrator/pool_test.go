@@ -14,9 +14,7 @@ import (
 	"time"
 
 	"github.com/evalctl/evalctl"
-	"github.com/evalctl/evalctl/internal/poll"
 	"github.com/evalctl/evalctl/orchestrator"
-	"github.com/evalctl/evalctl/orchestrator/model"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 	"github.com/evalctl/evalctl/results/report"
 	"github.com/evalctl/evalctl/results/runstore"
@@ -45,16 +43,23 @@ func startScripted(t *testing.T, cfg scripted.Config) *scripted.Server {
 }
 
 // poolPlanFile writes a plan of one arm on a pool of the given URLs, each
-// replica on its own device (dev0, dev1, ...), over both fixture cases x 2
-// repeats: 4 attempts.
+// replica on its own device (dev0, dev1, ...), over the fixture's Python
+// case x 4 repeats: 4 attempts. What the pool tests assert does not depend
+// on the case's language, and a TypeScript grade costs five compiles.
 func poolPlanFile(t *testing.T, urls ...string) string {
+	t.Helper()
+	return writePoolPlan(t, "cases: [adder]\nrepeats: [{label: r1, seed: 1}, {label: r2, seed: 2}, {label: r3, seed: 3}, {label: r4, seed: 4}]\n", urls)
+}
+
+// writePoolPlan writes poolPlanFile's plan over the given cohort lines.
+func writePoolPlan(t *testing.T, cohort string, urls []string) string {
 	t.Helper()
 	suite, _ := filepath.Abs(fixtureSuite)
 	var reps []string
 	for i, u := range urls {
 		reps = append(reps, fmt.Sprintf(`{base_url: "%s", device: dev%d}`, u, i))
 	}
-	p := fmt.Sprintf("suite: %s\nrepeats: [{label: r1, seed: 1}, {label: r2, seed: 2}]\narms:\n  - {name: a, endpoint: {model: reference, replicas: [%s]}, max_tokens: 8192}\n", suite, strings.Join(reps, ", "))
+	p := fmt.Sprintf("suite: %s\n%sarms:\n  - {name: a, endpoint: {model: reference, replicas: [%s]}, max_tokens: 8192}\n", suite, cohort, strings.Join(reps, ", "))
 	f := filepath.Join(t.TempDir(), "plan.yaml")
 	if err := os.WriteFile(f, []byte(p), 0o644); err != nil {
 		t.Fatal(err)
@@ -241,9 +246,15 @@ func TestPoolFailsOverADeadReplica(t *testing.T) {
 func TestPoolReplicaDiesMidStream(t *testing.T) {
 	sandboxtest.Long(t)
 	eng, img := sandboxtest.Engine(t)
-	// Paced so that a response streams long enough to be cut.
-	cfg := scripted.Config{DecodeTPS: 40}
-	r0, r1 := startScripted(t, cfg), startScripted(t, cfg)
+	// The first replica to stream a running attempt's response (the
+	// preflight's are one token) dies after its tenth token: cut while it
+	// streams, whatever the machine's load.
+	var dead atomic.Int32 // 1 + the index of the replica that died
+	dieAt := func(i int) func(int) bool {
+		return func(tokens int) bool { return tokens == 10 && dead.CompareAndSwap(0, int32(i+1)) }
+	}
+	r0 := startScripted(t, scripted.Config{DieMidStream: dieAt(0)})
+	r1 := startScripted(t, scripted.Config{DieMidStream: dieAt(1)})
 	byURL := map[string]*scripted.Server{r0.URL(): r0, r1.URL(): r1}
 	type result struct {
 		res *orchestrator.Result
@@ -251,49 +262,26 @@ func TestPoolReplicaDiesMidStream(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	out := t.TempDir()
+	p := loadPlan(t, poolPlanFile(t, r0.URL(), r1.URL()))
 	go func() {
-		res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: loadPlan(t, poolPlanFile(t, r0.URL(), r1.URL())), OutDir: out, Engine: eng, Image: img, GradeConcurrency: 2})
+		res, err := orchestrator.Run(context.Background(), orchestrator.Options{Plan: p, OutDir: out, Engine: eng, Image: img, GradeConcurrency: 2})
 		done <- result{res, err}
 	}()
-	// Kill whichever replica is first seen generating for a running
-	// attempt (not for the preflight's requests).
-	running := func(url string) bool {
-		files, _ := filepath.Glob(filepath.Join(out, "*", runstore.AttemptsDir, "*", runstore.AttemptFile))
-		for _, f := range files {
-			var a evalctl.Attempt
-			if runstore.ReadJSON(f, &a) == nil && a.State == evalctl.Running && a.Replica == url {
-				return true
-			}
-		}
-		return false
-	}
-	var killed string
-	poll.Until(t, "a replica seen generating", 5*time.Minute, func() bool {
-		for u := range byURL {
-			if n, err := model.New(model.Config{BaseURL: u}).Busy(context.Background()); err == nil && n > 0 && running(u) {
-				killed = u
-				return true
-			}
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("the run ended (%v) before any replica was seen generating", r.err)
-		default:
-		}
-		return false
-	})
-	byURL[killed].Close()
-	var other string
-	for u := range byURL {
-		if u != killed {
-			other = u
-		}
-	}
 	var r result
 	select {
 	case r = <-done:
 	case <-time.After(20 * time.Minute):
 		t.Fatal("the run did not end")
+	}
+	if dead.Load() == 0 {
+		t.Fatalf("no replica died: no response streamed ten tokens (run: %v)", r.err)
+	}
+	killed := []string{r0.URL(), r1.URL()}[dead.Load()-1]
+	var other string
+	for u := range byURL {
+		if u != killed {
+			other = u
+		}
 	}
 	if r.err != nil {
 		t.Fatalf("run: %v, want it to end without error (the slot re-run on the healthy replica)", r.err)

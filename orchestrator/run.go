@@ -396,14 +396,23 @@ func (r *runner) runOne(ctx context.Context, ses *session, a *evalctl.Attempt, a
 	free := func() { once.Do(func() { ses.devs.release(rep.Device) }) }
 	defer free()
 	defer prep.discard()
-	if err := r.attempt(ctx, a, rep, prep, free); err != nil {
+	// The breaker counts in the order the endpoint was used: an attempt
+	// whose model part ended well counts when it gives the endpoint back,
+	// not after its grade, so that a grade ending late never breaks a run
+	// of failures of attempts that used the endpoint after it.
+	key := endpointKey(arm, rep)
+	served := func() { ses.brk.observe(key, false, "") }
+	if err := r.attempt(ctx, a, rep, prep, served, free); err != nil {
 		ses.record(err)
 		return
 	}
 	if ctx.Err() != nil || a.State == evalctl.Interrupted {
 		return
 	}
-	why := ses.brk.observe(endpointKey(arm, rep), a.State == evalctl.InfraFailed, a.Error)
+	why := ""
+	if a.State == evalctl.InfraFailed {
+		why = ses.brk.observe(key, true, a.Error)
+	}
 	again := false
 	if len(reps) > 1 && a.State == evalctl.InfraFailed {
 		// A pool fails over: the replica leaves the rotation when

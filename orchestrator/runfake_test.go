@@ -15,6 +15,7 @@ import (
 
 	"github.com/evalctl/evalctl"
 	"github.com/evalctl/evalctl/grader"
+	"github.com/evalctl/evalctl/internal/poll"
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 	"github.com/evalctl/evalctl/results/runstore"
 	"github.com/evalctl/evalctl/sandbox"
@@ -641,5 +642,45 @@ func TestRunnerSchedulesPlacesOnFakes(t *testing.T) {
 				t.Errorf("%d records for %d slots", len(s.all), slots)
 			}
 		})
+	}
+}
+
+// TestBreakerCountsInEndpointOrder: the circuit breaker counts attempts in
+// the order they used the endpoint. The endpoint goes away as the first
+// attempt's grade begins (its model part ended well); that grade ends once
+// the next attempt has failed. Two failures in a row after it stop the run
+// with the fourth slot still planned; counted in the order attempts
+// finish, the late grade would break the run of failures and one more
+// attempt would be lost to the dead endpoint.
+func TestBreakerCountsInEndpointOrder(t *testing.T) {
+	srv := fakeServer(t)
+	f := newFakeRun()
+	out := t.TempDir()
+	failed := func() bool {
+		files, _ := filepath.Glob(filepath.Join(out, "*", runstore.AttemptsDir, "*", runstore.AttemptFile))
+		for _, file := range files {
+			var a evalctl.Attempt
+			if runstore.ReadJSON(file, &a) == nil && a.State == evalctl.InfraFailed {
+				return true
+			}
+		}
+		return false
+	}
+	f.grades.grade = func(ctx context.Context, n int) error {
+		if n == 1 {
+			srv.Close()
+			if !poll.For(time.Minute, failed) {
+				return errors.New("no attempt failed on the closed endpoint (fake)")
+			}
+		}
+		return nil
+	}
+	res, err := f.run(context.Background(), Options{Plan: fakePlan(t, srv.URL(), "guards: {max_consecutive_infra_failures: 2}\n"), OutDir: out})
+	if !errors.Is(err, ErrEndpointFailing) {
+		t.Fatalf("got %v, want the breaker's stop", err)
+	}
+	s := readRunState(t, res.Dir)
+	if s.states[evalctl.Completed] != 1 || s.states[evalctl.InfraFailed] != 2 || s.states[evalctl.Planned] != 1 {
+		t.Errorf("states %v, want 1 completed, 2 infrastructure failures and 1 planned", s.states)
 	}
 }

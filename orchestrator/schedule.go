@@ -81,8 +81,9 @@ func (o *overlaps) end(label, id string) []string {
 	return out
 }
 
-// breaker counts consecutive infrastructure failures per endpoint, in the
-// order attempts finish.
+// breaker counts consecutive infrastructure failures per endpoint: an
+// attempt that failed counts when it ends, one whose model part ended well
+// when it gives the endpoint back (its grade comes after).
 type breaker struct {
 	mu    sync.Mutex
 	max   int

@@ -2,6 +2,7 @@ package scripted
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -440,6 +441,9 @@ func (s *Server) decodedBy(elapsed time.Duration, pus int64) int {
 	return int(dec.Seconds() * s.cfg.DecodeTPS)
 }
 
+// errKilled ends a stream cut by Config.DieMidStream.
+var errKilled = errors.New("scripted server killed mid-stream")
+
 type chunkWriter struct {
 	w   http.ResponseWriter
 	f   http.Flusher
@@ -506,6 +510,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 		}
 		if cw.err != nil && i+1 < len(g.tokens) {
 			return i + 1, cw.err
+		}
+		if s.cfg.DieMidStream != nil && i+1 < len(g.tokens) && s.cfg.DieMidStream(i+1) {
+			cw.flush()
+			s.Close()
+			return i + 1, errKilled
 		}
 	}
 	// Tokens less than 2 ms early go out without a sleep; the finish waits

@@ -84,6 +84,10 @@ type Config struct {
 	// keeps such a connection open until the next request arrives, so the
 	// client deterministically reuses it.
 	DropAfterStream bool
+	// DieMidStream, when set, is asked after each token a response
+	// streams, with the count so far; true kills the server there, as
+	// kill -9 would: the stream breaks and nothing answers any more.
+	DieMidStream func(tokens int) bool
 	// CancelDelay reproduces how late llama-server notices a client that
 	// went away (orchestrator/model/testdata/llama-server/README.md, "A cancelled request is
 	// counted late": 0.40 to 0.98 s): the slot keeps generating and stays
