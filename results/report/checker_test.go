@@ -279,6 +279,7 @@ func markUnrepresentable(e *Evidence) {
 // TestCheckerAgreesWithVerify: evalctl verify and the shipped Python
 // checker accept the same exports and reject the same tampered ones.
 func TestCheckerAgreesWithVerify(t *testing.T) {
+	t.Parallel() // the package's two longest tests run beside the rest
 	tests := []struct {
 		name   string
 		export func(*testing.T) string

@@ -252,6 +252,7 @@ type tampered struct {
 // other edit rejected unless it is of a recorded fact no figure shows
 // (docs/exports.md lists them).
 func TestTamperedExports(t *testing.T) {
+	t.Parallel() // the package's two longest tests run beside the rest
 	corpus := readCorpus(t)
 	var all []tampered
 	seen := map[string]bool{}
