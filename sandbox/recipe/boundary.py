@@ -44,6 +44,7 @@ it.
 """
 import builtins
 import decimal
+import gc
 import itertools
 import json
 import operator
@@ -162,8 +163,10 @@ class Session:
         raise BoundaryError("no connection to the other side from this thread")
 
     def track(self, side, n, obj):
+        entry = [obj, _shallow(obj)]
         with self.lock:
-            self.tracked[(side, n)] = [obj, _shallow(obj)]
+            self.tracked[(side, n)] = entry
+        return entry
 
     def changes(self, ep):
         """The tracked containers changed since they last crossed, as sync
@@ -178,7 +181,7 @@ class Session:
             items = list(self.tracked.items())
         if not items:
             return out
-        base = {"m": _baseline("m"), "t": _baseline("t")}
+        base = _BASE or _baselines()
         live, dead = [], []
         for item in items:
             obj = item[1][0]
@@ -200,7 +203,10 @@ class Session:
                             del self.theirs[id(obj)]
                         obj = None
             dead = None
+        fresh = {id(e) for e in ep.fresh}
         for key, entry in live:
+            if id(entry) in fresh:
+                continue  # its snapshot was taken as this message was encoded
             obj = entry[0]
             now = _shallow(obj)
             if now != entry[1]:
@@ -243,14 +249,16 @@ def _within_forgotten(dead, live, base):
     return [item for item in live if by_id.get(id(item[1][0])) is item]
 
 
-_BASELINES = {}
+_BASE = None
 
 
-def _baseline(side):
+def _baselines():
     """How many references a tracked container has when only a session
-    holds it (measured once on a probe, so it holds on any CPython)."""
-    b = _BASELINES.get(side)
-    if b is None:
+    holds it, per side (measured once on a probe, so it holds on any
+    CPython)."""
+    global _BASE
+    base = {}
+    for side in ("m", "t"):
         s = Session(False)
         probe = []
         if side == "t":
@@ -261,8 +269,43 @@ def _baseline(side):
         s.track(side, 1, probe)
         del probe
         obj = next(iter(s.tracked.values()))[0]
-        b = _BASELINES[side] = sys.getrefcount(obj)
-    return b
+        base[side] = sys.getrefcount(obj)
+        obj = None
+    _BASE = base
+    return base
+
+
+class _Quiet:
+    """The cyclic garbage collector stays off while a message is encoded or
+    decoded: a large value is thousands of new containers, each of which
+    would count towards a collection that finds nothing to free (they are
+    all held), and a full one walks the whole heap, the test process's
+    included. Nothing is freed later than it would be: reference counting
+    still frees at once; what the collector would find waits for the end
+    of the message. Nesting and threads share one count; the collector is
+    switched back on only if it was on when the first of them began."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.was = False
+
+    def __enter__(self):
+        with self.lock:
+            if self.depth == 0:
+                self.was = gc.isenabled()
+                if self.was:
+                    gc.disable()
+            self.depth += 1
+
+    def __exit__(self, *exc):
+        with self.lock:
+            self.depth -= 1
+            if self.depth == 0 and self.was:
+                gc.enable()
+
+
+_quiet = _Quiet()
 
 
 class Endpoint:
@@ -274,13 +317,24 @@ class Endpoint:
         self.rf = sock.makefile("rb")
         self.seq = 0
         self.lock = threading.RLock()
+        # Tracked entries whose snapshot was taken as the message being
+        # encoded was (nothing changed them since).
+        self.fresh = []
 
     # --- framing -----------------------------------------------------------
 
+    def begin(self):
+        """Starts encoding a message: nothing of an earlier one that was
+        not sent counts."""
+        self.fresh = []
+
     def send(self, msg):
-        msg["sync"] = self.s.changes(self)
-        data = json.dumps(msg, separators=(",", ":"), allow_nan=False).encode()
-        self.sock.sendall(struct.pack(">I", len(data)) + data)
+        try:
+            msg["sync"] = self.s.changes(self)
+            data = json.dumps(msg, separators=(",", ":"), allow_nan=False).encode()
+            self.sock.sendall(struct.pack(">I", len(data)) + data)
+        finally:
+            self.fresh = []
 
     def _recvn(self, n):
         buf = self.rf.read(n)
@@ -292,7 +346,9 @@ class Endpoint:
         (n,) = struct.unpack(">I", self._recvn(4))
         if n > MAX_MESSAGE:
             raise BoundaryError("message of %d bytes" % n)
-        msg = json.loads(self._recvn(n))
+        data = self._recvn(n)
+        with _quiet:
+            msg = json.loads(data)
         if type(msg) is not dict:
             raise BoundaryError("malformed message")
         return msg
@@ -328,7 +384,7 @@ class Endpoint:
         if tag is not None:
             n = s.register(v)
             if t in _MUTABLE:
-                s.track("m", n, v)
+                self.fresh.append(s.track("m", n, v))
             return [tag, n, self.enc_body(v, depth, derived)]
         if isinstance(v, Proxy):
             return ["r", object.__getattribute__(v, "_ev_")]
@@ -598,52 +654,65 @@ class Endpoint:
         with self.lock:
             self.seq += 1
             q = self.seq
-            self.send({"q": q, "op": op, "args": [self.enc(a) for a in args],
-                       "kw": [[k, self.enc(x)] for k, x in (kw or {}).items()]})
+            with _quiet:
+                self.begin()
+                self.send({"q": q, "op": op, "args": [self.enc(a) for a in args],
+                           "kw": [[k, self.enc(x)] for k, x in (kw or {}).items()]})
             while True:
                 msg = self.recv()
-                self.apply_sync(msg.get("sync") or [])
+                with _quiet:
+                    self.apply_sync(msg.get("sync") or [])
                 if "op" in msg:
                     self.serve(msg, synced=True)
                     continue
                 if msg.get("a") != q:
                     raise BoundaryError("answer to another request")
-                if "err" in msg:
-                    err = self.dec(msg["err"])
-                    if not isinstance(err, BaseException):
-                        raise BoundaryError("raised a non-exception")
-                    raise err
-                return self.dec(msg.get("ok"))
+                with _quiet:
+                    if "err" in msg:
+                        err = self.dec(msg["err"])
+                    else:
+                        return self.dec(msg.get("ok"))
+                if not isinstance(err, BaseException):
+                    raise BoundaryError("raised a non-exception")
+                raise err
 
     def serve(self, msg, synced=False):
         prev = getattr(self.s.local, "ep", None)
         self.s.local.ep = self
         try:
             try:
-                if not synced:
-                    self.apply_sync(msg.get("sync") or [])
-                args = [self.dec(a) for a in msg.get("args") or []]
-                kw = {}
-                for k, x in msg.get("kw") or []:
-                    if type(k) is not str:
-                        raise BoundaryError("keyword argument name that is no str")
-                    kw[k] = self.dec(x)
+                with _quiet:
+                    if not synced:
+                        self.apply_sync(msg.get("sync") or [])
+                    args = [self.dec(a) for a in msg.get("args") or []]
+                    kw = {}
+                    for k, x in msg.get("kw") or []:
+                        if type(k) is not str:
+                            raise BoundaryError("keyword argument name that is no str")
+                        kw[k] = self.dec(x)
                 op = str(msg.get("op"))
                 if self.s.owner:
                     result = _trusted_perform(self.s, op, args, kw)
                 else:
                     result = _answer_perform(op, args, kw)
-                reply = {"a": msg.get("q"), "ok": self.enc(result, derived=True)}
+                with _quiet:
+                    self.begin()
+                    reply = {"a": msg.get("q"), "ok": self.enc(result, derived=True)}
             except BaseException as e:  # noqa: B902 - every outcome crosses
                 if isinstance(e, (KeyboardInterrupt, SystemExit)) and self.s.owner:
                     raise
-                reply = {"a": msg.get("q"), "err": self.enc(e)}
+                with _quiet:
+                    self.begin()
+                    reply = {"a": msg.get("q"), "err": self.enc(e)}
             try:
-                self.send(reply)
+                with _quiet:
+                    self.send(reply)
             except (BoundaryError, Refused, TypeError, ValueError) as e:
                 # The reply cannot cross (a value of a kind nothing can
                 # represent): the other side hears why, not nothing.
-                self.send({"a": msg.get("q"), "err": self.enc(BoundaryError("evalctl: %s" % e))})
+                with _quiet:
+                    self.begin()
+                    self.send({"a": msg.get("q"), "err": self.enc(BoundaryError("evalctl: %s" % e))})
         finally:
             self.s.local.ep = prev
 
