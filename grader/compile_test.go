@@ -196,3 +196,61 @@ func compareCompiles(t *testing.T, v tsVariant) {
 	}
 	t.Logf("%s: %d groups compared", v.name, len(pre))
 }
+
+// TestCompiledBuildsOutOfAnswersReach: what the grade's one compile
+// process built is out of reach of the answer's user (uid 1000) until its
+// group's turn: it can neither list, read nor write there; each group then
+// runs from its build as before (tsadd's reference passes every group).
+func TestCompiledBuildsOutOfAnswersReach(t *testing.T) {
+	sandboxtest.Long(t)
+	sandboxtest.Engine(t)
+	var v *tsVariant
+	for _, x := range tsVariants(t) {
+		if strings.HasSuffix(x.name, "/tsadd/reference/1") {
+			v = &x
+		}
+	}
+	if v == nil {
+		t.Fatal("no tsadd reference")
+	}
+	ctx := context.Background()
+	box := sandboxtest.Start(t, sandbox.Spec{Volumes: []string{"/checks"}, ReadOnlyWorkspace: true,
+		Env: []string{"EVALCTL_WORKSPACE=/workspace", "HOME=/tmp"}})
+	checks, err := sandbox.DirEntries(v.c.ChecksDir, tasks.Ignored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := box.CopyInReadOnly(ctx, "/workspace", v.ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := box.CopyInPrivate(ctx, "/checks", checks, sandbox.HarnessUser); err != nil {
+		t.Fatal(err)
+	}
+	order := orderGroups(v.groups)
+	pre := compileGroups(ctx, box, order)
+	for _, g := range order {
+		p := pre[g]
+		if p == nil {
+			t.Fatalf("%s: not compiled by the one process", g.Name)
+		}
+		root := filepath.Dir(p.dir)
+		for _, script := range []string{`ls "$1"`, `cat "$2/build/package.json"`, `ls "$2/build"`, `touch "$1/x"`, `touch "$2/build/x.js"`, `mv "$2" /tmp/stolen`} {
+			out, err := box.Exec(ctx, []string{"sh", "-c", script, "probe", root, p.dir}, sandbox.ExecOptions{Timeout: time.Minute, User: sandbox.CommandUser})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.ExitCode == 0 {
+				t.Errorf("as the answer's user, %q on %s succeeded: %s", script, p.dir, out.Stdout)
+			}
+		}
+	}
+	for _, g := range order {
+		res, err := runCompiledGroup(ctx, box, g, pre[g])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Success || res.Total == 0 {
+			t.Errorf("%s: %+v, want the reference to pass", g.Name, res)
+		}
+	}
+}
