@@ -253,8 +253,10 @@ func warmRunners(ctx context.Context, box gradeBox) <-chan struct{} {
 // records them in gr in the case's order; a required group that fails
 // unsolves it.
 func runGroups(ctx context.Context, box gradeBox, c *tasks.Case, p *tasks.Phase, gr *evalctl.Grade) error {
-	for _, grp := range orderGroups(p.Groups) {
-		res, err := runGroup(ctx, box, grp)
+	order := orderGroups(p.Groups)
+	pre := compileGroups(ctx, box, order)
+	for _, grp := range order {
+		res, err := runCompiledGroup(ctx, box, grp, pre[grp])
 		if err != nil {
 			return fmt.Errorf("grade %s phase %d group %s: %w", c.Name, p.Number, grp.Name, err)
 		}

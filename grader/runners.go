@@ -23,10 +23,20 @@ const reportCap = 32 << 20
 
 // runGroup runs one check group in box and reads its result.
 func runGroup(ctx context.Context, box gradeBox, g *tasks.Group) (*evalctl.GroupResult, error) {
+	return runCompiledGroup(ctx, box, g, nil)
+}
+
+// runCompiledGroup is runGroup for a group whose compile pre did (nil: the
+// group compiles as it runs). The compile's time counts against the
+// group's timeout as though the group had compiled itself.
+func runCompiledGroup(ctx context.Context, box gradeBox, g *tasks.Group, pre *compiled) (*evalctl.GroupResult, error) {
 	start := time.Now()
 	res := &evalctl.GroupResult{Name: g.Name, Required: g.Required}
 	dir := "/tmp/evalctl-" + randomName()
 	deadline := time.Now().Add(g.Timeout)
+	if pre != nil {
+		deadline = deadline.Add(-time.Duration(pre.Seconds * float64(time.Second)))
+	}
 	remaining := func() time.Duration {
 		if d := time.Until(deadline); d > time.Second {
 			return d
@@ -40,9 +50,9 @@ func runGroup(ctx context.Context, box gradeBox, g *tasks.Group) (*evalctl.Group
 	case tasks.RunnerPyCompile:
 		err = runPyCompile(ctx, box, remaining, res)
 	case tasks.RunnerNodeTest:
-		err = runNodeTest(ctx, box, g, dir, remaining, res)
+		err = runNodeTest(ctx, box, g, dir, pre, remaining, res)
 	case tasks.RunnerTSC:
-		err = runTSC(ctx, box, g, remaining, res)
+		err = runTSC(ctx, box, g, pre, remaining, res)
 	default:
 		err = fmt.Errorf("unknown runner %q", g.Runner)
 	}
@@ -60,6 +70,9 @@ func runGroup(ctx context.Context, box gradeBox, g *tasks.Group) (*evalctl.Group
 	}
 	res.Success = res.ExitCode == 0 && !res.TimedOut && res.Total > 0 && res.Passed == res.Total && counted
 	res.Seconds = time.Since(start).Seconds()
+	if pre != nil {
+		res.Seconds += pre.Seconds
+	}
 	return res, nil
 }
 
@@ -262,10 +275,17 @@ func runPyCompile(ctx context.Context, box gradeBox, remaining func() time.Durat
 // image's typecheck.js, which neutralises the pragmas that switch checking
 // off (@ts-nocheck, @ts-ignore, @ts-expect-error) in the answer's files,
 // so the group judges the answer's types.
-func runTSC(ctx context.Context, box gradeBox, g *tasks.Group, remaining func() time.Duration, res *evalctl.GroupResult) error {
-	out, err := box.Exec(ctx, []string{"node", "/opt/evalctl/typecheck.js", g.TSConfig}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
-	if err != nil {
-		return err
+// With pre, the grade's compile process (compileGroups) checked it already.
+func runTSC(ctx context.Context, box gradeBox, g *tasks.Group, pre *compiled, remaining func() time.Duration, res *evalctl.GroupResult) error {
+	var out *sandbox.ExecResult
+	if pre != nil {
+		out = &sandbox.ExecResult{Stdout: []byte(pre.Stdout), ExitCode: pre.Status}
+	} else {
+		var err error
+		out, err = box.Exec(ctx, []string{"node", "/opt/evalctl/typecheck.js", g.TSConfig}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
+		if err != nil {
+			return err
+		}
 	}
 	res.ExitCode, res.TimedOut, res.Output = out.ExitCode, out.TimedOut, tail(out.Stdout, out.Stderr)
 	res.Total = 1
@@ -277,16 +297,102 @@ func runTSC(ctx context.Context, box gradeBox, g *tasks.Group, remaining func() 
 	return nil
 }
 
-func runNodeTest(ctx context.Context, box gradeBox, g *tasks.Group, dir string, remaining func() time.Duration, res *evalctl.GroupResult) error {
-	outDir := dir + "/build"
-	// Type errors are the typecheck groups' business: tsc still emits, and
-	// behaviour is judged by the tests. The build directory gets its own
-	// package.json, so node, looking for the nearest one above a compiled
-	// file, never reads one the answer wrote (/tmp/package.json).
-	tsc, err := box.Exec(ctx, []string{"sh", "-c", `tsc -p "$1" --outDir "$2" --pretty false; rc=$?; mkdir -p "$2" && printf '{"type": "commonjs"}\n' > "$2/package.json" || exit 9; exit $rc`,
-		"tsc", g.TSConfig, outDir}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
+// With pre, the grade's compile process (compileGroups) built it already:
+// its directory, out of the answer's reach until now, becomes dir.
+// compiled is one group's compile as the grade's compile process
+// (/opt/evalctl/compile.js) did it: what it printed, its exit status, how
+// long it took and, for a node-test group, the directory holding its build.
+type compiled struct {
+	Job     int     `json:"job"`
+	Stdout  string  `json:"stdout"`
+	Status  int     `json:"status"`
+	Seconds float64 `json:"seconds"`
+	dir     string
+}
+
+// compileGroups compiles every TypeScript group of groups (in their running
+// order) in one process of the harness user's, before any group runs (so
+// before any code of the answer's runs, and no compile reads what such
+// code wrote): /opt/evalctl/compile.js, which runs each group's own
+// compile (tsc for a node-test group, typecheck.js for a typecheck group)
+// with the library files parsed once for all. What it built stays in a
+// directory only the harness user can enter until the group's turn; what
+// it printed comes back on its standard output, which no other process
+// sees. It is bounded by the shortest timeout of the groups; a group it
+// did not finish (timed out, crashed) is missing from the map and
+// compiles itself as it runs, as before.
+func compileGroups(ctx context.Context, box gradeBox, groups []*tasks.Group) map[*tasks.Group]*compiled {
+	type job struct {
+		Kind     string `json:"kind"`
+		TSConfig string `json:"tsconfig"`
+	}
+	var jobs []job
+	var which []*tasks.Group
+	timeout := time.Duration(0)
+	for _, g := range groups {
+		kind := ""
+		switch g.Runner {
+		case tasks.RunnerNodeTest:
+			kind = "emit"
+		case tasks.RunnerTSC:
+			kind = "check"
+		default:
+			continue
+		}
+		jobs = append(jobs, job{kind, g.TSConfig})
+		which = append(which, g)
+		if timeout == 0 || g.Timeout < timeout {
+			timeout = g.Timeout
+		}
+	}
+	if len(jobs) == 0 || timeout <= 0 {
+		return nil
+	}
+	spec, err := json.Marshal(jobs)
 	if err != nil {
-		return err
+		return nil
+	}
+	root := "/tmp/evalctl-" + randomName()
+	out, err := box.Exec(ctx, []string{"node", "/opt/evalctl/compile.js", root, string(spec)},
+		sandbox.ExecOptions{Timeout: timeout, MaxOutput: reportCap, User: sandbox.HarnessUser})
+	if err != nil || out.StdoutTruncated {
+		return nil
+	}
+	done := map[*tasks.Group]*compiled{}
+	for _, line := range strings.SplitAfter(string(out.Stdout), "\n") {
+		var c compiled
+		if !strings.HasSuffix(line, "\n") || json.Unmarshal([]byte(line), &c) != nil || c.Job < 0 || c.Job >= len(which) {
+			continue
+		}
+		c.dir = fmt.Sprintf("%s/%d", root, c.Job)
+		done[which[c.Job]] = &c
+	}
+	return done
+}
+
+func runNodeTest(ctx context.Context, box gradeBox, g *tasks.Group, dir string, pre *compiled, remaining func() time.Duration, res *evalctl.GroupResult) error {
+	outDir := dir + "/build"
+	var tsc *sandbox.ExecResult
+	if pre != nil {
+		mv, err := box.Exec(ctx, []string{"mv", "-T", "--", pre.dir, dir}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser, Dir: "/"})
+		if err != nil {
+			return err
+		}
+		if mv.ExitCode == 0 && !mv.TimedOut {
+			tsc = &sandbox.ExecResult{Stdout: []byte(pre.Stdout), ExitCode: pre.Status}
+		}
+	}
+	if tsc == nil {
+		// Type errors are the typecheck groups' business: tsc still emits, and
+		// behaviour is judged by the tests. The build directory gets its own
+		// package.json, so node, looking for the nearest one above a compiled
+		// file, never reads one the answer wrote (/tmp/package.json).
+		var err error
+		tsc, err = box.Exec(ctx, []string{"sh", "-c", `tsc -p "$1" --outDir "$2" --pretty false; rc=$?; mkdir -p "$2" && printf '{"type": "commonjs"}\n' > "$2/package.json" || exit 9; exit $rc`,
+			"tsc", g.TSConfig, outDir}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
+		if err != nil {
+			return err
+		}
 	}
 	if tsc.TimedOut || tsc.ExitCode > 2 {
 		// 0: emitted; 1 and 2: emitted with diagnostics. Anything else

@@ -7,8 +7,9 @@
 // say-so. The checks' own files keep theirs (a consumer test may expect an
 // error). The rest is TypeScript's own: the same program, diagnostics in
 // tsc's --pretty false format, exit status 0 with none, 2 with some.
+// compile.js runs the same check (main, with tsc's own copy of the
+// compiler) for every typecheck group of a grade in one process.
 "use strict";
-const ts = require("/usr/share/nodejs/typescript");
 
 const TRUSTED = ["/checks/", "/opt/evalctl/", "/usr/"];
 // Same length, so every position (and so every diagnostic) stays where it was.
@@ -16,7 +17,15 @@ const PRAGMA = /@ts-(nocheck|ignore|expect-error)/gi;
 const neutral = (text) => text.replace(PRAGMA, (m) => "@ts_" + m.slice(4));
 const isAnswer = (file) => !TRUSTED.some((d) => file.startsWith(d));
 
-function main(config) {
+// main checks the program of config with ts (the TypeScript module),
+// writes the diagnostics with write and returns the exit status.
+function main(ts, config, write) {
+  const report = (diags) => {
+    if (diags.length === 0) return 0;
+    const fmt = { getCanonicalFileName: (f) => f, getCurrentDirectory: ts.sys.getCurrentDirectory, getNewLine: () => "\n" };
+    write(ts.formatDiagnostics(diags, fmt));
+    return 2;
+  };
   const host = {
     ...ts.sys,
     onUnRecoverableConfigFileDiagnostic: (d) => report([d]),
@@ -40,11 +49,9 @@ function main(config) {
   return report(ts.getPreEmitDiagnostics(program));
 }
 
-function report(diags) {
-  if (diags.length === 0) return 0;
-  const fmt = { getCanonicalFileName: (f) => f, getCurrentDirectory: ts.sys.getCurrentDirectory, getNewLine: () => "\n" };
-  process.stdout.write(ts.formatDiagnostics(diags, fmt));
-  return 2;
-}
+module.exports = { main };
 
-process.exitCode = main(process.argv[2]);
+if (require.main === module) {
+  const ts = require("/usr/share/nodejs/typescript");
+  process.exitCode = main(ts, process.argv[2], (s) => process.stdout.write(s));
+}
