@@ -139,7 +139,7 @@ func (c *Client) Counters(ctx context.Context) (*Counters, error) {
 
 // Busy returns how many requests the server is processing: the slots
 // with is_processing in /slots (as in
-// shared/wire/llama-server/responses/slots_after.json), or, on a server
+// orchestrator/model/testdata/llama-server/responses/slots_after.json), or, on a server
 // without /slots (llama-server without --slots), the requests_processing
 // gauge of /metrics. Neither: an error, whether it is settled is unknown.
 func (c *Client) Busy(ctx context.Context) (int, error) {

@@ -12,7 +12,7 @@ import (
 	"github.com/evalctl/evalctl/orchestrator/scripted"
 )
 
-// Each captured llama-server failure (shared/wire/llama-server/fault_*),
+// Each captured llama-server failure (orchestrator/model/testdata/llama-server/fault_*),
 // as the scripted server reproduces it on the wire.
 func TestCapturedFaultsOnTheWire(t *testing.T) {
 	_, c := start(t, scripted.Config{CtxSize: 8192})

@@ -25,7 +25,7 @@ type output struct {
 }
 
 // garbleMessage is llama-server's error text for output its parser rejects
-// (shared/wire/llama-server/responses/fault_500_nonstream.json).
+// (orchestrator/model/testdata/llama-server/responses/fault_500_nonstream.json).
 const garbleMessage = "The model produced output that does not match the expected peg-native format"
 
 type call struct {
@@ -352,7 +352,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.accountPartial(t, g, sent, pus)
 	}
 	// llama-server closes the connection right after every streamed
-	// response (shared/wire/llama-server/responses/keepalive_probe.txt).
+	// response (orchestrator/model/testdata/llama-server/responses/keepalive_probe.txt).
 	if st := connOf(r); st != nil {
 		st.streamed.Store(true)
 	}

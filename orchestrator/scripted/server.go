@@ -78,7 +78,7 @@ type Config struct {
 	// "evalctl-scripted"); evalctl passes its version.
 	BuildInfo string
 	// DropAfterStream reproduces llama-server's keep-alive behaviour
-	// (shared/wire/llama-server/responses/keepalive_probe.txt): a
+	// (orchestrator/model/testdata/llama-server/responses/keepalive_probe.txt): a
 	// connection that carried a streamed response is dead, and a request
 	// sent on it gets EOF without a response byte. The scripted server
 	// keeps such a connection open until the next request arrives, so the
@@ -457,7 +457,7 @@ func (s *Server) applyTemplate(w http.ResponseWriter, r *http.Request) {
 }
 
 // metrics renders the counters with llama-server's names, help texts and
-// order (see shared/wire/llama-server/responses/metrics_*.txt).
+// order (see orchestrator/model/testdata/llama-server/responses/metrics_*.txt).
 func (s *Server) metrics() string {
 	s.mu.Lock()
 	m := s.m
@@ -547,7 +547,7 @@ func micros(n int, rate float64) int64 {
 var errClientGone = errors.New("client went away")
 
 // slots is llama-server's /slots body for its one slot (the fields of
-// shared/wire/llama-server/responses/slots_after.json that say whether it is
+// orchestrator/model/testdata/llama-server/responses/slots_after.json that say whether it is
 // busy): processing while a request is served or a cut one not yet
 // released.
 func (s *Server) slots() []map[string]any {

@@ -6,7 +6,7 @@ import (
 )
 
 // The server's own JSON types: llama-server's protocol as the captures in
-// shared/wire/llama-server show it. The scripted server deliberately shares
+// orchestrator/model/testdata/llama-server show it. The scripted server deliberately shares
 // no type with the client, so a misunderstanding of the protocol cannot
 // hide on both sides at once.
 
