@@ -275,8 +275,7 @@ func compareCompiles(t *testing.T, v tsVariant, own bool) map[string]compileReco
 				continue
 			}
 			dir := "/tmp/before-" + randomName()
-			out, err := box.Exec(ctx, []string{"sh", "-c", `tsc -p "$1" --outDir "$2" --pretty false; rc=$?; mkdir -p "$2" && printf '{"type": "commonjs"}\n' > "$2/package.json" || exit 9; exit $rc`,
-				"tsc", g.TSConfig, dir + "/build"}, sandbox.ExecOptions{Timeout: 5 * time.Minute, User: sandbox.HarnessUser})
+			out, err := box.Exec(ctx, ownCompile(g, dir+"/build"), sandbox.ExecOptions{Timeout: 5 * time.Minute, User: sandbox.HarnessUser})
 			if err != nil {
 				t.Error(err)
 				continue

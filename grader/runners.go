@@ -297,8 +297,6 @@ func runTSC(ctx context.Context, box gradeBox, g *tasks.Group, pre *compiled, re
 	return nil
 }
 
-// With pre, the grade's compile process (compileGroups) built it already:
-// its directory, out of the answer's reach until now, becomes dir.
 // compiled is one group's compile as the grade's compile process
 // (/opt/evalctl/compile.js) did it: what it printed, its exit status, how
 // long it took and, for a node-test group, the directory holding its build.
@@ -370,6 +368,17 @@ func compileGroups(ctx context.Context, box gradeBox, groups []*tasks.Group) map
 	return done
 }
 
+// ownCompile is a node-test group's own compile, as the group runs it when
+// the grade's compile process did not: tsc into outDir, which then gets
+// its package.json.
+func ownCompile(g *tasks.Group, outDir string) []string {
+	return []string{"sh", "-c", `tsc -p "$1" --outDir "$2" --pretty false; rc=$?; mkdir -p "$2" && printf '{"type": "commonjs"}\n' > "$2/package.json" || exit 9; exit $rc`,
+		"tsc", g.TSConfig, outDir}
+}
+
+// runNodeTest compiles a node-test group's tests and the answer, unless
+// pre (the grade's compile process) built them already: then pre's
+// directory, out of the answer's reach until now, becomes dir.
 func runNodeTest(ctx context.Context, box gradeBox, g *tasks.Group, dir string, pre *compiled, remaining func() time.Duration, res *evalctl.GroupResult) error {
 	outDir := dir + "/build"
 	var tsc *sandbox.ExecResult
@@ -388,8 +397,7 @@ func runNodeTest(ctx context.Context, box gradeBox, g *tasks.Group, dir string, 
 		// package.json, so node, looking for the nearest one above a compiled
 		// file, never reads one the answer wrote (/tmp/package.json).
 		var err error
-		tsc, err = box.Exec(ctx, []string{"sh", "-c", `tsc -p "$1" --outDir "$2" --pretty false; rc=$?; mkdir -p "$2" && printf '{"type": "commonjs"}\n' > "$2/package.json" || exit 9; exit $rc`,
-			"tsc", g.TSConfig, outDir}, sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
+		tsc, err = box.Exec(ctx, ownCompile(g, outDir), sandbox.ExecOptions{Timeout: remaining(), User: sandbox.HarnessUser})
 		if err != nil {
 			return err
 		}
