@@ -122,11 +122,12 @@ func TestImportedSuitePassesTheGate(t *testing.T) {
 	}
 }
 
-// TestDevelopmentCasesMutationScore: on development cases, Python (cache)
-// and TypeScript (async_pool, two phases), generation finds plausible
+// TestDevelopmentCasesMutationScore: on development cases, Python (ledger,
+// two phases) and TypeScript (pagination), generation finds plausible
 // controls (passing the public tests) and a mutation score in every phase.
-// One case per language: every case's committed controls pass the fixture
-// gate (cases check) in CI already.
+// One case per language, the cheaper of those that cover two phases and
+// one phase: every case's committed controls pass the fixture gate (cases
+// check) in CI already.
 func TestDevelopmentCasesMutationScore(t *testing.T) {
 	sandboxtest.Long(t)
 	if testing.Short() {
@@ -140,7 +141,7 @@ func TestDevelopmentCasesMutationScore(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		max  int
-	}{{"cache", 8}, {"async_pool", 6}} {
+	}{{"ledger", 4}, {"pagination", 6}} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := s.Case(tt.name)
 			reps, err := gen.Generate(context.Background(), s, c, controls.Options{Max: tt.max, Labels: labels})
