@@ -39,9 +39,10 @@ SLOW_FIRST := ./orchestrator ./grader ./grader/controls ./orchestrator/demo ./sa
 unit:
 	EVALCTL_LONG_TESTS=1 $(GO) test -race -count=1 -timeout 75m -p 2 $(SLOW_FIRST) ./...
 
-# The fixture gate over the whole development suite.
+# The fixture gate over the whole development suite. Three grades at once on
+# the two cores: much of a grade waits on the engine (docs/performance.md).
 cases-check:
-	$(GO) run ./cmd/evalctl cases check --suite cases --concurrency 2
+	$(GO) run ./cmd/evalctl cases check --suite cases --concurrency 3
 
 demo: setup
 	$(GO) run ./cmd/evalctl demo
