@@ -125,9 +125,9 @@ func TestImportedSuitePassesTheGate(t *testing.T) {
 // TestDevelopmentCasesMutationScore: on development cases, Python (ledger,
 // two phases) and TypeScript (pagination), generation finds plausible
 // controls (passing the public tests) and a mutation score in every phase.
-// One case per language, the cheaper of those that cover two phases and
-// one phase: every case's committed controls pass the fixture gate (cases
-// check) in CI already.
+// One case per language (ledger also covers a second phase), with few
+// mutants each: every case's committed controls pass the fixture gate
+// (cases check) in CI already.
 func TestDevelopmentCasesMutationScore(t *testing.T) {
 	sandboxtest.Long(t)
 	if testing.Short() {
