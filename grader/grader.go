@@ -206,7 +206,7 @@ func (g *Grader) grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 	}
 	*used = box
 	defer box.Remove(context.WithoutCancel(ctx))
-	warm := warmRunners(ctx, box)
+	warm := warmRunners(ctx, box, hasPytest(p))
 	defer func() { <-warm }()
 	// The answer as graded is root-owned and read-only: no process of the
 	// answer's can change what a later group reads.
@@ -231,8 +231,10 @@ func (g *Grader) grade(ctx context.Context, s *tasks.Suite, c *tasks.Case, phase
 
 // warmRunners starts the two command runners (one container runtime exec
 // each, the bulk of a grade's fixed cost) while the answer and checks are
-// copied; the channel closes when both are up.
-func warmRunners(ctx context.Context, box gradeBox) <-chan struct{} {
+// copied; the channel closes when both are up. With pytest groups to run,
+// the harness user's runner also starts importing pytest once for all of
+// them (see pytestPreload).
+func warmRunners(ctx context.Context, box gradeBox, pytest bool) <-chan struct{} {
 	warm := make(chan struct{})
 	go func() {
 		defer close(warm)
@@ -241,12 +243,26 @@ func warmRunners(ctx context.Context, box gradeBox) <-chan struct{} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				box.Exec(ctx, []string{"true"}, sandbox.ExecOptions{User: user, Dir: "/", Timeout: 30 * time.Second})
+				opt := sandbox.ExecOptions{User: user, Dir: "/", Timeout: 30 * time.Second}
+				if pytest && user == sandbox.HarnessUser {
+					opt.Preload = pytestPreload
+				}
+				box.Exec(ctx, []string{"true"}, opt)
 			}()
 		}
 		wg.Wait()
 	}()
 	return warm
+}
+
+// hasPytest says whether p has a pytest group.
+func hasPytest(p *tasks.Phase) bool {
+	for _, g := range p.Groups {
+		if g.Runner == tasks.RunnerPytest {
+			return true
+		}
+	}
+	return false
 }
 
 // runGroups runs the phase's check groups in their running order and

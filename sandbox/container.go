@@ -380,6 +380,15 @@ type ExecOptions struct {
 	// NoRunner makes the command a container runtime exec (docker exec)
 	// instead of going through the container's command runner.
 	NoRunner bool
+	// Preload names Python modules for the user's runner to keep imported
+	// in a warm interpreter: the first command that names them starts it
+	// (it imports them while this and later commands run), and a later
+	// `python3 -I -B SCRIPT ...` command that names the same modules runs
+	// in a fork of it, as if started afresh but without importing them
+	// again (pytest costs a quarter of a second to import). Any other
+	// command, or one the warm interpreter cannot take, runs as usual.
+	// Only through a runner; docs/sandbox.md says what differs.
+	Preload []string
 }
 
 // ExecResult is what a command did. A failing command is a result, not an

@@ -40,6 +40,9 @@ type execdRequest struct {
 	KillAll bool `json:"kill_all,omitempty"`
 	// Detach starts the command and answers at once (see ExecOptions).
 	Detach bool `json:"detach,omitempty"`
+	// Preload names the modules of the runner's warm interpreter (see
+	// ExecOptions).
+	Preload []string `json:"preload,omitempty"`
 }
 
 type execdResponse struct {
@@ -58,13 +61,23 @@ type execdResponse struct {
 // it); the command's own outcome is unknown.
 var errExecdGone = errors.New("evalctl's command runner in the sandbox was killed by the command")
 
-// startExecd starts the runner in c as user.
-func (c *Container) startExecd(ctx context.Context, user string) (*execd, error) {
+// startExecd starts the runner in c as user; with preload, the runner
+// starts its warm interpreter at once (see ExecOptions.Preload), before
+// it greets.
+func (c *Container) startExecd(ctx context.Context, user string, preload []string) (*execd, error) {
 	cli := c.engine.cli
 	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
+	cmd := []string{"python3", "-I", "-u", "/opt/evalctl/execd"}
+	if len(preload) > 0 {
+		mods, err := json.Marshal(preload)
+		if err != nil {
+			return nil, err
+		}
+		cmd = append(cmd, "--preload", string(mods))
+	}
 	created, err := cli.ContainerExecCreate(cctx, c.ID, container.ExecOptions{
-		Cmd: []string{"python3", "-I", "-u", "/opt/evalctl/execd"}, User: user,
+		Cmd: cmd, User: user,
 		AttachStdin: true, AttachStdout: true, AttachStderr: true, WorkingDir: "/workspace",
 	})
 	if err != nil {
@@ -201,7 +214,7 @@ func (c *Container) execViaRunner(ctx context.Context, cmd []string, opt ExecOpt
 	defer ur.mu.Unlock()
 	runner := ur.d
 	if runner == nil || runner.broken {
-		d, err := c.startExecd(ctx, user)
+		d, err := c.startExecd(ctx, user, opt.Preload)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, true, ctx.Err()
@@ -211,7 +224,7 @@ func (c *Container) execViaRunner(ctx context.Context, cmd []string, opt ExecOpt
 		ur.setD(d)
 		runner = d
 	}
-	req := execdRequest{Argv: cmd, Dir: opt.Dir, Env: opt.Env, Timeout: timeout.Seconds(), MaxOutput: max, Detach: opt.Detach}
+	req := execdRequest{Argv: cmd, Dir: opt.Dir, Env: opt.Env, Timeout: timeout.Seconds(), MaxOutput: max, Detach: opt.Detach, Preload: opt.Preload}
 	if opt.Stdin != nil {
 		data, err := io.ReadAll(io.LimitReader(opt.Stdin, MaxArchiveBytes))
 		if err != nil {
