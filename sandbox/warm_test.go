@@ -3,6 +3,8 @@ package sandbox_test
 import (
 	"context"
 	"encoding/json"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +24,7 @@ if sys.argv[1:2] == ["sleep"]:
     time.sleep(600)
 print(json.dumps({"preloaded": "email.message" in sys.modules, "argv": sys.argv, "cwd": os.getcwd(),
                   "x": os.environ.get("PROBE_X"), "stdin": data, "leader": os.getsid(0) == os.getpid(),
-                  "path": sys.path, "flags": [sys.flags.isolated, sys.flags.dont_write_bytecode],
+                  "path": sys.path, "flags": [sys.flags.isolated, sys.flags.dont_write_bytecode], "orig": sys.orig_argv,
                   "parent": os.getppid()}))
 sys.stderr.write("to stderr, unflushed")
 sys.exit(int(os.environ.get("PROBE_EXIT", "0")))
@@ -37,6 +39,7 @@ type probe struct {
 	Leader    bool     `json:"leader"`
 	Path      []string `json:"path"`
 	Flags     []int    `json:"flags"`
+	Orig      []string `json:"orig"`
 	Parent    int      `json:"parent"`
 }
 
@@ -90,8 +93,8 @@ func TestPreloadRunsPythonInAWarmInterpreter(t *testing.T) {
 	}
 	warmParent := warm.Parent
 	warm.Preloaded, warm.Parent, fresh.Parent = fresh.Preloaded, 0, 0
-	if w, f := mustJSON(t, warm), mustJSON(t, fresh); w != f {
-		t.Errorf("the script saw\n%s\nin the warm interpreter and\n%s\nfresh", w, f)
+	if !reflect.DeepEqual(warm, fresh) {
+		t.Errorf("the script saw\n%+v\nin the warm interpreter and\n%+v\nfresh", warm, fresh)
 	}
 	if fresh.Stdin != "in\x00put" || fresh.X == nil || *fresh.X != "x y" || !fresh.Leader || fresh.Cwd != "/tmp" {
 		t.Errorf("fresh probe %+v: the request's stdin, env, directory or session did not arrive", fresh)
@@ -144,24 +147,10 @@ func TestPreloadRunsPythonInAWarmInterpreter(t *testing.T) {
 	})
 
 	t.Run("a command that kills it costs a restart", func(t *testing.T) {
-		sh(t, c, "kill -9 "+itoa(warmParent), sandbox.ExecOptions{})
+		sh(t, c, "kill -9 "+strconv.Itoa(warmParent), sandbox.ExecOptions{})
 		_, p := run(argv, opt(preload))
 		if !p.Preloaded || p.Parent == warmParent {
 			t.Errorf("after the warm interpreter was killed: preloaded %v parent %d (was %d)", p.Preloaded, p.Parent, warmParent)
 		}
 	})
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }

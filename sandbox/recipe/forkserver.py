@@ -5,10 +5,11 @@ modules named (pytest, say: a quarter of a second on every start of a test
 process) and then, for each request on the control socket, forks a child
 that runs a Python script exactly as `python3 -I -B SCRIPT ARGS...` would,
 but without paying for the imports again. A request is one JSON message,
-{"argv": [SCRIPT, ARGS...], "cwd": DIR, "env": {NAME: VALUE}}, carrying the
-child's standard input, output and error as three descriptors; the answer
-is {"pid": PID} at once and {"exit": STATUS} (a wait status) when the child
-ends. One child at a time: the runner runs one command at a time.
+{"argv": [SCRIPT, ARGS...], "orig": the whole command line, "cwd": DIR,
+"env": {NAME: VALUE}}, carrying the child's standard input, output and
+error as three descriptors; the answer is {"pid": PID} at once and
+{"exit": STATUS} (a wait status) when the child ends. One child at a time:
+the runner runs one command at a time.
 
 The child is the script's own process: a session of its own (the runner
 kills its group at the timeout), its descriptors 0-2 the three it was
@@ -18,9 +19,9 @@ from a fresh interpreter is only that the preloaded modules are already in
 sys.modules, imported before the script ran, that what they made is frozen
 out of the cyclic collector's sight (gc.freeze: gc.get_objects() leaves it
 out), and that the interpreter's start-up settings (locale, hash seed) are
-this process's. The modules are
-imported here and nothing else runs here: no script's state reaches a later
-one, as each child is a fork of this pristine process.
+this process's. The modules are imported here and nothing else runs here:
+no script's state reaches a later one, as each child is a fork of this
+pristine process.
 """
 import array
 import atexit
@@ -117,6 +118,7 @@ def child(ctl, req, fds):
         if "random" in sys.modules:
             sys.modules["random"].seed()
         sys.argv = list(req["argv"])
+        sys.orig_argv = list(req.get("orig") or sys.argv)
         try:
             os.close(os.open(sys.argv[0], os.O_RDONLY))
         except OSError as e:
