@@ -25,7 +25,7 @@ if sys.argv[1:2] == ["sleep"]:
 print(json.dumps({"preloaded": "email.message" in sys.modules, "argv": sys.argv, "cwd": os.getcwd(),
                   "x": os.environ.get("PROBE_X"), "stdin": data, "leader": os.getsid(0) == os.getpid(),
                   "path": sys.path, "flags": [sys.flags.isolated, sys.flags.dont_write_bytecode], "orig": sys.orig_argv,
-                  "parent": os.getppid()}))
+                  "parent": os.getppid(), "own_proc": os.access("/proc/self/environ", os.R_OK)}))
 sys.stderr.write("to stderr, unflushed")
 sys.exit(int(os.environ.get("PROBE_EXIT", "0")))
 `
@@ -41,6 +41,7 @@ type probe struct {
 	Flags     []int    `json:"flags"`
 	Orig      []string `json:"orig"`
 	Parent    int      `json:"parent"`
+	OwnProc   bool     `json:"own_proc"`
 }
 
 // TestPreloadRunsPythonInAWarmInterpreter: a `python3 -I -B SCRIPT`

@@ -38,12 +38,14 @@ import types
 MAX_MESSAGE = 1 << 20
 
 
-def undumpable():
-    # As the runner: nothing of another user can read this process's memory
-    # through /proc (the runner's user alone can; it runs the same code).
+def set_dumpable(on):
+    """PR_SET_DUMPABLE. This process is not dumpable, as the runner is not:
+    a command cannot open its control socket through /proc and forge a
+    command's exit. A child is made dumpable again, as an exec makes a
+    fresh interpreter, so that it can read its own /proc files."""
     try:
         import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+        ctypes.CDLL(None, use_errno=True).prctl(4, 1 if on else 0, 0, 0, 0)
     except Exception:
         pass
 
@@ -112,6 +114,7 @@ def child(ctl, req, fds):
             os.dup2(fd, i)
         ctl.close()
         os.closerange(3, min(os.sysconf("SC_OPEN_MAX"), 1 << 16))
+        set_dumpable(True)
         os.chdir(req["cwd"])
         os.environ.clear()
         os.environ.update(req["env"])
@@ -143,7 +146,7 @@ def child(ctl, req, fds):
 
 
 def main():
-    undumpable()
+    set_dumpable(False)
     ctl = socket.socket(fileno=int(sys.argv[1]))
     try:
         for name in json.loads(sys.argv[2]):
